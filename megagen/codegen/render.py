@@ -1,0 +1,190 @@
+"""Render the MegaKernel module from Jinja templates, cache it by content hash, and load it.
+
+The generated source is plain Python a person can read: a header listing ops
+and dispatch variants, ``run_task`` with one branch per variant, and the
+driver loop for the chosen schedule kind. User tile functions are not copied
+into it; they are bound into the loaded module's namespace by name.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import jinja2
+import numpy as np
+
+from megagen.scoreboard import layout as L
+from megagen.tasks.base import TRITON_DTYPES
+
+_ENV = jinja2.Environment(loader=jinja2.PackageLoader("megagen.codegen", "templates"),
+                          trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                          undefined=jinja2.StrictUndefined)
+
+
+def _origin(fn) -> str:
+    f = fn.fn
+    return f"{f.__module__}.{f.__qualname__}"
+
+
+@dataclasses.dataclass
+class Variant:
+    """One dispatch branch: a task type with fixed tensor dtypes, scalar kinds and constexprs."""
+
+    id: int
+    task: object
+    key: tuple
+    tensor_dtypes: dict  # name -> torch dtype
+    scalars: list  # [(name, is_float)]
+    constexprs: dict
+    aligned: dict  # name -> bool (16-byte aligned data pointer)
+
+    @property
+    def fn_symbol(self) -> str:
+        return f"{self.task.name}__{self.task.fn.fn.__name__}"
+
+    @property
+    def prefetch_symbol(self) -> str | None:
+        p = self.task.prefetch
+        return None if p is None else f"{self.task.name}__{p.fn.__name__}"
+
+    @property
+    def fn_origin(self) -> str:
+        return _origin(self.task.fn)
+
+    @property
+    def prefetch_origin(self) -> str:
+        return _origin(self.task.prefetch)
+
+    @property
+    def slots(self) -> list[str]:
+        """Argument-table layout of one op of this variant: tensor pointers, then scalars."""
+        return list(self.tensor_dtypes) + [n for n, _ in self.scalars]
+
+    @property
+    def summary(self) -> str:
+        dts = ", ".join(f"{n}: {str(d).replace('torch.', '')}" for n, d in self.tensor_dtypes.items())
+        cx = ", ".join(f"{k}={v!r}" for k, v in self.constexprs.items())
+        return f"{self.task.name}({dts}{'; ' + cx if cx else ''})"
+
+    @property
+    def loads(self) -> list[str]:
+        """Source lines that read this op's pointers and scalars from its argument-table row ``a``."""
+        lines = []
+        for slot, name in enumerate(self.tensor_dtypes):
+            ptr = f"tl.load(a + {slot}).to(tl.pointer_type({TRITON_DTYPES[self.tensor_dtypes[name]]}))"
+            lines.append(f"{name} = " + (f"tl.multiple_of({ptr}, 16)" if self.aligned[name] else ptr))
+        for k, (name, is_float) in enumerate(self.scalars):
+            slot = len(self.tensor_dtypes) + k
+            value = (f"tl.load(a + {slot}).to(tl.float64, bitcast=True).to(tl.float32)" if is_float
+                     else f"tl.load(a + {slot})")
+            lines.append(f"{name} = {value}")
+        return lines
+
+    def _call(self, fn) -> str:
+        args = []
+        for name in fn.arg_names:
+            if name in self.constexprs:
+                args.append(f"{name}={self.constexprs[name]!r}")
+            else:
+                args.append(f"{name}={name}")
+        symbol = self.fn_symbol if fn is self.task.fn else self.prefetch_symbol
+        return f"{symbol}({', '.join(args)})"
+
+    @property
+    def fn_call(self) -> str:
+        return self._call(self.task.fn)
+
+    @property
+    def prefetch_call(self) -> str:
+        return self._call(self.task.prefetch)
+
+    @property
+    def kernel_params(self) -> str:
+        """Parameters of the standalone kernel: tensors and scalars as ordinary kernel arguments."""
+        return ", ".join(self.slots)
+
+    def arg_row(self, op) -> list[int]:
+        """The op's argument-table row: data pointers, ints, and floats as float64 bit patterns."""
+        row = [op.tensors[n].data_ptr() for n in self.tensor_dtypes]
+        for name, is_float in self.scalars:
+            v = op.plan.scalars[name]
+            row.append(int(np.array(float(v), np.float64).view(np.int64)) if is_float else int(v))
+        return row
+
+
+def variants_of(graph) -> tuple[list[Variant], np.ndarray]:
+    """Group ops into dispatch variants; returns the variants and each op's variant id."""
+    variants: dict[tuple, Variant] = {}
+    op_variant = np.empty(len(graph.ops), np.int64)
+    for op in graph.ops:
+        aligned = {n: op.tensors[n].data_ptr() % 16 == 0 for n in op.task.tensor_names}
+        key = op.variant_key + (tuple(aligned.values()),)
+        if key not in variants:
+            scalars = [(n, isinstance(v, (float, np.floating))) for n, v in sorted(op.plan.scalars.items())]
+            variants[key] = Variant(len(variants), op.task, key,
+                                    {n: op.tensors[n].dtype for n in op.task.tensor_names},
+                                    scalars, dict(sorted(op.plan.constexprs.items())), aligned)
+        op_variant[op.index] = variants[key].id
+    return list(variants.values()), op_variant
+
+
+def render_megakernel(graph, variants, op_variant, layout, schedule, *, interleaved: bool, grid_note: str) -> str:
+    from megagen import __version__
+    record = dict(size=L.RECORD_SIZE, variant=L.REC_VARIANT, tile=L.REC_TILE, args=L.REC_ARGS,
+                  dep_begin=L.REC_DEP_BEGIN, dep_end=L.REC_DEP_END, op_counter=L.REC_OP_COUNTER)
+    ops = [dict(name=op.name, variant=int(op_variant[op.index]), tiles=op.num_tiles) for op in graph.ops]
+    return _ENV.get_template("megakernel.py.j2").render(
+        version=__version__, graph_name=graph.name, num_ops=len(graph.ops), num_tasks=layout.num_tasks,
+        num_deps=int(layout.deps.shape[0]), waits_per_task=layout.waits_per_task, scheduler=schedule.scheduler,
+        dynamic=schedule.dynamic, interleaved=interleaved, num_ctas=schedule.num_ctas, grid_note=grid_note,
+        variants=variants, ops=ops, record=record)
+
+
+def render_standalone(variant: Variant) -> str:
+    from megagen import __version__
+    return _ENV.get_template("standalone.py.j2").render(version=__version__, v=variant)
+
+
+def cache_dir() -> Path:
+    d = Path(os.environ.get("MEGAGEN_CACHE_DIR", Path.home() / ".cache" / "megagen"))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def load_module(source: str, variants: list[Variant], prefix: str):
+    """Write ``source`` to the cache (by content hash), import it, and bind the tile functions into it."""
+    digest = hashlib.sha256(source.encode()).hexdigest()[:20]
+    path = cache_dir() / f"{prefix}_{digest}.py"
+    if not path.exists() or path.read_text() != source:
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(source)
+        tmp.replace(path)
+    name = f"megagen_generated.{prefix}_{digest}"
+    module = sys.modules.get(name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules[name] = module
+    for v in variants:
+        setattr(module, v.fn_symbol, _for_backend(v.task.fn))
+        if v.prefetch_symbol:
+            setattr(module, v.prefetch_symbol, _for_backend(v.task.prefetch))
+    return module, path
+
+
+def _for_backend(fn):
+    """Under the interpreter every device function must be an InterpretedFunction, whenever it was decorated."""
+    from megagen.backend import interpreting
+    if interpreting():
+        from triton.runtime.interpreter import InterpretedFunction
+        if not isinstance(fn, InterpretedFunction):
+            return InterpretedFunction(fn.fn)
+    return fn
+
+
+__all__ = ["Variant", "variants_of", "render_megakernel", "render_standalone", "load_module"]

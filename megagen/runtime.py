@@ -1,0 +1,183 @@
+"""Runtime: build, launch and check a MegaKernel; and the op-by-op launcher it is compared against."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from megagen.backend import interpreting, num_sms
+from megagen.codegen import load_module, render_megakernel, render_standalone, variants_of
+from megagen.errors import DeadlockError, MegagenError
+from megagen.scheduler import get_scheduler, simulate, task_costs
+from megagen.scoreboard import build_layout
+from megagen.scoreboard import device as sb
+
+# A spin is one poll of a block of counters (roughly a microsecond on a GPU, far less when cached), so
+# the GPU default gives up after seconds, far beyond any real dependency latency.
+DEFAULT_MAX_SPINS = 1 << 22
+INTERPRETER_VIRTUAL_CTAS = 4
+
+
+def _device_tensor(a: np.ndarray, device) -> torch.Tensor:
+    return torch.from_numpy(np.ascontiguousarray(a, dtype=np.int64)).to(device)
+
+
+class MegaKernel:
+    """One persistent kernel running every tile of a TaskGraph; ``run()`` re-launches it without rebuilding.
+
+    Options: ``num_ctas`` (default: one per SM; 4 virtual CTAs in the interpreter),
+    ``num_warps`` (4), ``interleaved`` (one program stepping virtual CTAs; forced
+    in the interpreter, available on a GPU for debugging), ``scope`` ("gpu" or
+    "sys"), ``max_spins`` (polls before a wait gives up), ``dep_block`` (counters
+    polled per load), ``validate`` (simulate the schedule before building: on).
+    """
+
+    def __init__(self, graph, scheduler="round_robin", *, num_ctas: int | None = None, num_warps: int = 4,
+                 interleaved: bool | None = None, scope: str = "gpu", max_spins: int = DEFAULT_MAX_SPINS,
+                 dep_block: int = 16, validate: bool = True):
+        device = graph.device
+        interp = interpreting()
+        if interp and device.type != "cpu":
+            raise MegagenError(f"Triton's interpreter is on (TRITON_INTERPRET=1) but the graph's tensors are on "
+                               f"{device}; under the interpreter keep tensors on the CPU")
+        if not interp and device.type != "cuda":
+            raise MegagenError(f"the graph's tensors are on {device}; a MegaKernel runs on a CUDA GPU "
+                               "(or on the CPU with TRITON_INTERPRET=1 set before importing megagen)")
+        if interleaved is False and interp:
+            raise MegagenError("the interpreter runs programs one after another, so CTAs that wait on each other "
+                               "need interleaved=True (the default there)")
+        if scope not in ("gpu", "sys"):
+            raise MegagenError(f"scope must be 'gpu' or 'sys', got {scope!r}")
+        if dep_block < 1 or dep_block & (dep_block - 1):
+            raise MegagenError(f"dep_block must be a power of two, got {dep_block}")
+        self.interleaved = interp if interleaved is None else interleaved
+        if num_ctas is None:
+            num_ctas = INTERPRETER_VIRTUAL_CTAS if interp else num_sms(device)
+        if num_ctas < 1:
+            raise MegagenError(f"num_ctas must be at least 1, got {num_ctas}")
+
+        self.graph = graph
+        self.dag = graph.dependencies
+        self.scheduler = get_scheduler(scheduler)
+        self.schedule = self.scheduler.assign(self.dag, num_ctas)
+        if self.schedule.num_ctas != num_ctas:
+            raise MegagenError(f"scheduler {self.scheduler.name} built a schedule for {self.schedule.num_ctas} "
+                               f"CTAs, asked for {num_ctas}")
+        self.simulation = simulate(self.schedule, self.dag, task_costs(graph)) if validate else None
+
+        self.variants, op_variant = variants_of(graph)
+        rows = [self.variants[op_variant[op.index]].arg_row(op) for op in graph.ops]
+        op_args = np.zeros(len(rows), np.int64)
+        op_args[1:] = np.cumsum([len(r) for r in rows])[:-1]
+        args = np.array([x for r in rows for x in r] or [0], dtype=np.int64)
+        self.layout = build_layout(self.dag, op_variant, op_args)
+
+        self.grid = 1 if self.interleaved else num_ctas
+        grid_note = (f"{num_ctas} virtual CTAs in 1 program" if self.interleaved else f"grid of {num_ctas} CTAs")
+        self.source = render_megakernel(graph, self.variants, op_variant, self.layout, self.schedule,
+                                        interleaved=self.interleaved, grid_note=grid_note)
+        self.module, self.source_path = load_module(self.source, self.variants, "megakernel")
+
+        if self.schedule.dynamic:
+            queue, offsets = self.schedule.order, np.zeros(2, np.int64)
+        else:
+            queue, offsets = self.schedule.flat()
+        self._buffers = dict(
+            records=_device_tensor(self.layout.records, device),
+            deps=_device_tensor(self.layout.deps, device),
+            args=_device_tensor(args, device),
+            counters=torch.zeros(self.layout.num_counters, dtype=torch.int64, device=device),
+            control=torch.zeros(sb.CONTROL_SIZE, dtype=torch.int64, device=device),
+            queue=_device_tensor(queue if queue.size else np.zeros(1), device),
+            queue_offsets=_device_tensor(offsets, device),
+            vstate=torch.zeros(num_ctas, dtype=torch.int64, device=device),
+        )
+        self.reset()
+        self._constexprs = dict(GRID=num_ctas, SCOPE=scope, DEP_BLOCK=dep_block, MAX_SPINS=max_spins)
+        self._launch_options = dict(num_warps=num_warps)
+        if not interp:
+            self._launch_options["launch_cooperative_grid"] = True  # all CTAs co-resident, or the launch fails
+
+    # -- properties --------------------------------------------------------------------------
+    @property
+    def num_ctas(self) -> int:
+        return self.schedule.num_ctas
+
+    @property
+    def counters(self) -> torch.Tensor:
+        return self._buffers["counters"]
+
+    @property
+    def launches(self) -> int:
+        """Completed launches, read from the device (each launch's CTAs count themselves done)."""
+        return int(self._buffers["control"][sb.CONTROL_DONE.value].item()) // self.grid
+
+    # -- running -----------------------------------------------------------------------------
+    def run(self, check: bool = True) -> None:
+        """Launch once. ``check=False`` skips the host sync (for timing and CUDA-graph capture); call ``check()``."""
+        b = self._buffers
+        try:
+            self.module.megakernel[(self.grid,)](
+                b["records"], b["deps"], b["args"], b["counters"], b["control"], b["queue"], b["queue_offsets"],
+                b["vstate"], self.layout.num_tasks, **self._constexprs, **self._launch_options)
+        except RuntimeError as e:
+            if "cooperative" in str(e).lower() or "too large" in str(e).lower():
+                raise MegagenError(f"the {self.grid} CTAs of the MegaKernel cannot all be resident on the GPU "
+                                   f"at once ({e}); lower num_ctas or num_warps") from e
+            raise
+        if check:
+            self.check()
+
+    def check(self) -> None:
+        """Raise ``DeadlockError`` if the last launches stopped on a dependency; the kernel is reset and reusable."""
+        control = self._buffers["control"].cpu().tolist()
+        if control[sb.CONTROL_ABORT.value] == 0:
+            return
+        message = self._stall_message(control)
+        self.reset()
+        raise DeadlockError(message)
+
+    def reset(self) -> None:
+        """Zero the scoreboard (only needed after an aborted launch: counters are epoch-based otherwise)."""
+        self._buffers["counters"].zero_()
+        control = self._buffers["control"]
+        control.zero_()
+        control[sb.CONTROL_ERR_TASK.value] = -1
+
+    def _stall_message(self, control) -> str:
+        dag = self.dag
+        task, counter = control[sb.CONTROL_ERR_TASK.value], control[sb.CONTROL_ERR_COUNTER.value]
+        cta = control[sb.CONTROL_ERR_CTA.value]
+        epoch = control[sb.CONTROL_DONE.value] // self.grid  # the aborted launch has counted itself done
+        counters = self._buffers["counters"].cpu().numpy()
+        finished = int((counters[:dag.num_tasks] >= epoch).sum())
+        who = f"{'virtual ' if self.interleaved else ''}CTA {cta}"
+        if counter < 0:
+            what = f"{who} could not start {dag.describe(task)}: a full sweep over all CTAs made no progress"
+        else:
+            target = (dag.describe(counter) if counter < dag.num_tasks
+                      else f"all tiles of op {dag.op_names[counter - dag.num_tasks]}")
+            what = (f"{who} gave up in {dag.describe(task)} waiting for {target} (counter {counter} was "
+                    f"{control[sb.CONTROL_ERR_SEEN.value]}, needed {control[sb.CONTROL_ERR_NEED.value]})")
+        return (f"MegaKernel launch {epoch} stopped: {what}; {finished} of {dag.num_tasks} tasks finished. "
+                "The scoreboard was reset; the kernel can run again.")
+
+
+class OpLaunches:
+    """Run a graph op by op, one standalone kernel launch per op: the baseline a MegaKernel removes."""
+
+    def __init__(self, graph, num_warps: int = 4):
+        self.graph = graph
+        variants, op_variant = variants_of(graph)
+        self._launches = []
+        modules = {}
+        for op in graph.ops:
+            v = variants[op_variant[op.index]]
+            if v.id not in modules:
+                modules[v.id], _ = load_module(render_standalone(v), [v], f"standalone_{v.task.name}")
+            args = [op.tensors[n] for n in v.tensor_dtypes] + [op.plan.scalars[n] for n, _ in v.scalars]
+            self._launches.append((modules[v.id].standalone, (op.num_tiles,), args))
+        self.num_warps = num_warps
+
+    def run(self) -> None:
+        for kernel, grid, args in self._launches:
+            kernel[grid](*args, num_warps=self.num_warps)

@@ -1,0 +1,125 @@
+"""Scoreboard device functions called by every generated MegaKernel.
+
+Counters only grow. Each launch has an epoch (1, 2, 3, ...) that the kernel
+derives on the device from the number of CTAs that finished earlier launches,
+so nothing is reset between launches and a launch can be replayed from a CUDA
+graph. A dependency entry ``(counter, count)`` is satisfied in epoch ``e`` once
+``counters[counter] >= count * e``.
+
+Memory ordering: ``release_tile`` runs a CTA barrier (all the CTA's writes are
+done) and then increments with release semantics; ``wait_deps`` reads with
+acquire semantics and ends with a CTA barrier, so every thread's later loads see
+the producers' writes. ``SCOPE`` is "gpu" within one GPU and "sys" across ranks.
+"""
+import triton
+import triton.language as tl
+
+# Slots of the int64 control block (one per MegaKernel).
+CONTROL_DONE = tl.constexpr(0)  # CTAs that finished a launch, over all launches: gives the epoch
+CONTROL_ABORT = tl.constexpr(1)  # set by the first wait that gives up; every later wait returns at once
+CONTROL_QUEUE_HEAD = tl.constexpr(2)  # work-queue fetch counter, grows by tasks + CTAs per launch
+CONTROL_ERR_TASK = tl.constexpr(3)  # the task whose wait gave up
+CONTROL_ERR_COUNTER = tl.constexpr(4)  # the counter it waited on
+CONTROL_ERR_SEEN = tl.constexpr(5)  # the counter's value when it gave up
+CONTROL_ERR_NEED = tl.constexpr(6)  # the value it needed
+CONTROL_ERR_CTA = tl.constexpr(7)  # the CTA (or virtual CTA) that gave up
+CONTROL_SIZE = 8
+
+
+@triton.jit
+def launch_epoch(control, GRID: tl.constexpr):
+    """This launch's epoch: CTAs of this launch have not finished, so done // GRID counts earlier launches."""
+    done = tl.atomic_add(control + CONTROL_DONE, 0, sem="acquire", scope="gpu")
+    return done // GRID + 1
+
+
+@triton.jit
+def finish_launch(control):
+    """Count this CTA as finished; the next launch reads its epoch from this count."""
+    tl.debug_barrier()
+    tl.atomic_add(control + CONTROL_DONE, 1, sem="release", scope="gpu")
+
+
+@triton.jit
+def fetch_task(control, base):
+    """Work-queue fetch: the next position in the global order (may be past the end)."""
+    return tl.atomic_add(control + CONTROL_QUEUE_HEAD, 1, sem="relaxed", scope="gpu") - base
+
+
+@triton.jit
+def _missing(deps, counters, offs, dep_end, epoch, SCOPE: tl.constexpr):
+    """Per lane: 1 where a dependency in this block is not yet satisfied; also the counters and targets."""
+    m = offs < dep_end
+    idx = tl.load(deps + 2 * offs, mask=m, other=0)
+    need = tl.load(deps + 2 * offs + 1, mask=m, other=0) * epoch
+    seen = tl.atomic_add(counters + idx, 0, mask=m, sem="acquire", scope=SCOPE)
+    return tl.where(m & (seen < need), 1, 0), idx, seen, need
+
+
+@triton.jit
+def deps_ready(deps, counters, dep_begin, dep_end, epoch, SCOPE: tl.constexpr, DEP_BLOCK: tl.constexpr):
+    """Non-blocking: 1 if every dependency of the task is satisfied (used by the interleaved driver)."""
+    missing = 0
+    for b in range(dep_begin, dep_end, DEP_BLOCK):
+        lanes, idx, seen, need = _missing(deps, counters, b + tl.arange(0, DEP_BLOCK), dep_end, epoch, SCOPE)
+        missing += tl.sum(lanes, axis=0)
+    return missing == 0
+
+
+@triton.jit
+def _record_stall(control, task, counter, seen, need, cta):
+    """The first CTA to give up writes what it was waiting for, then raises the abort flag."""
+    none = tl.full((), -1, tl.int64)
+    first = tl.atomic_cas(control + CONTROL_ERR_TASK, none, task.to(tl.int64), sem="relaxed", scope="gpu") == none
+    if first:
+        tl.store(control + CONTROL_ERR_COUNTER, counter)
+        tl.store(control + CONTROL_ERR_SEEN, seen)
+        tl.store(control + CONTROL_ERR_NEED, need)
+        tl.store(control + CONTROL_ERR_CTA, cta)
+    tl.atomic_xchg(control + CONTROL_ABORT, 1, sem="release", scope="gpu")
+
+
+@triton.jit
+def wait_deps(deps, counters, control, dep_begin, dep_end, epoch, task, cta,
+              SCOPE: tl.constexpr, DEP_BLOCK: tl.constexpr, MAX_SPINS: tl.constexpr):
+    """Spin until the task's dependencies are satisfied; 0 if it gave up (stall recorded) or the run aborted.
+
+    Each block of DEP_BLOCK dependencies is polled at most MAX_SPINS times, so a
+    dependency that never arrives ends the launch instead of hanging it.
+    """
+    ok = 1
+    for b in range(dep_begin, dep_end, DEP_BLOCK):
+        offs = b + tl.arange(0, DEP_BLOCK)
+        lanes, idx, seen, need = _missing(deps, counters, offs, dep_end, epoch, SCOPE)
+        missing = tl.sum(lanes, axis=0)
+        aborted = tl.load(control + CONTROL_ABORT, volatile=True)
+        spins = 0
+        while (missing > 0) & (aborted == 0) & (spins < MAX_SPINS):
+            lanes, idx, seen, need = _missing(deps, counters, offs, dep_end, epoch, SCOPE)
+            missing = tl.sum(lanes, axis=0)
+            aborted = tl.load(control + CONTROL_ABORT, volatile=True)
+            spins += 1
+        if missing > 0:
+            if aborted == 0:
+                k = tl.argmax(lanes, axis=0)
+                pick = tl.arange(0, DEP_BLOCK) == k
+                _record_stall(control, task, tl.sum(tl.where(pick, idx, 0), axis=0),
+                              tl.sum(tl.where(pick, seen, 0), axis=0), tl.sum(tl.where(pick, need, 0), axis=0),
+                              cta)
+            ok = 0
+    tl.debug_barrier()
+    return ok
+
+
+@triton.jit
+def release_tile(counters, task, op_counter, SCOPE: tl.constexpr):
+    """Publish a finished tile: its own counter and its op's counter, after all of the CTA's writes."""
+    tl.debug_barrier()
+    tl.atomic_add(counters + task, 1, sem="release", scope=SCOPE)
+    tl.atomic_add(counters + op_counter, 1, sem="release", scope=SCOPE)
+
+
+@triton.jit
+def record_no_progress(control, task, cta):
+    """Interleaved driver: a full sweep over the virtual CTAs ran nothing, so the schedule is stuck."""
+    _record_stall(control, task, -1, 0, 0, cta)

@@ -1,0 +1,194 @@
+"""Task types: a Triton tile function plus the plan that says how an op splits into tiles.
+
+A task type is registered once (``register_task``) and instantiated as ops in a
+``TaskGraph``. For each op its *plan* function receives the op's tensors and
+parameters and returns a ``TilePlan``: how many tiles, which runtime scalars and
+constexprs the tile function gets, and, per tile, the box of every tensor the
+tile reads and writes. Boxes are what megagen derives dependencies from, so a
+plan must name every element a tile touches (a superset is safe but serialises).
+
+Tile functions bind their arguments by name: each parameter of the ``@triton.jit``
+function must be a tensor name (it receives a typed pointer), a scalar or a
+constexpr from the plan, ``tile`` (the tile index), or, for the main function of
+a task with a ``prefetch`` part, ``prefetched`` (what ``prefetch`` returned).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import torch
+
+from megagen.errors import TaskDefinitionError
+
+#: A whole dimension, for use in a region instead of ``(start, size)``.
+ALL = slice(None)
+
+# Names the generated dispatch code uses for itself; tensors and plan values may not take them.
+_RESERVED = {"tile", "prefetched", "task", "rec", "variant", "a", "args", "epoch", "cta", "records", "deps",
+             "counters", "control", "dep_begin", "dep_end", "op_counter", "tl", "triton"}
+
+# Dtypes a tile function can receive pointers to, with their Triton names.
+TRITON_DTYPES = {
+    torch.float32: "tl.float32",
+    torch.float16: "tl.float16",
+    torch.bfloat16: "tl.bfloat16",
+    torch.float64: "tl.float64",
+    torch.int64: "tl.int64",
+    torch.int32: "tl.int32",
+    torch.int16: "tl.int16",
+    torch.int8: "tl.int8",
+    torch.uint8: "tl.uint8",
+    torch.bool: "tl.int1",
+}
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclasses.dataclass
+class TilePlan:
+    """How one op splits into tiles.
+
+    ``reads`` / ``writes`` map a tensor name to one entry per tensor dimension:
+    ``(start, size)`` where each may be an int or an integer array with one value
+    per tile, or ``ALL`` for the whole dimension. Boxes are clipped to the
+    tensor's shape, so tail tiles may overhang. ``cost`` is an estimate of one
+    tile's time in microseconds (scalar or per tile), used only by the
+    schedule simulator.
+    """
+
+    num_tiles: int
+    reads: Mapping[str, Sequence[Any]]
+    writes: Mapping[str, Sequence[Any]]
+    scalars: Mapping[str, int | float] = dataclasses.field(default_factory=dict)
+    constexprs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    cost: float | np.ndarray | None = None
+
+
+def _arg_names(fn) -> list[str]:
+    names = getattr(fn, "arg_names", None)
+    if names is None:
+        raise TaskDefinitionError(
+            f"{fn!r} is not a @triton.jit function; decorate the tile function with @triton.jit")
+    return list(names)
+
+
+@dataclasses.dataclass(eq=False)
+class TaskType:
+    """A registered tile kernel. Create with ``register_task``; add to a graph with ``TaskGraph.add``."""
+
+    name: str
+    fn: Any
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    plan: Callable[..., TilePlan]
+    prefetch: Any = None
+
+    def __post_init__(self):
+        tensors = set(self.inputs) | set(self.outputs)
+        if len(tensors) != len(self.inputs) + len(self.outputs):
+            raise TaskDefinitionError(
+                f"task '{self.name}': a tensor name appears twice in inputs {self.inputs} / outputs {self.outputs}; "
+                "an in-place task lists its tensor once, as an output, and declares the read in its plan")
+        if not self.outputs:
+            raise TaskDefinitionError(f"task '{self.name}' has no outputs; every task must write something")
+        clash = tensors & _RESERVED
+        if clash:
+            raise TaskDefinitionError(f"task '{self.name}': {sorted(clash)} is reserved; rename the tensor")
+        names = _arg_names(self.fn)
+        if self.prefetch is not None:
+            _arg_names(self.prefetch)
+            if "prefetched" not in names:
+                raise TaskDefinitionError(
+                    f"task '{self.name}' has a prefetch function, so its tile function needs a 'prefetched' "
+                    "parameter to receive what prefetch returns")
+        elif "prefetched" in names:
+            raise TaskDefinitionError(
+                f"task '{self.name}': the tile function takes 'prefetched' but no prefetch function was given")
+
+    @property
+    def tensor_names(self) -> tuple[str, ...]:
+        return self.inputs + self.outputs
+
+    def make_plan(self, tensors: Mapping[str, torch.Tensor], params: Mapping[str, Any]) -> TilePlan:
+        """Run the plan function and check the result against the tile function's signature."""
+        missing = [n for n in self.tensor_names if n not in tensors]
+        if missing:
+            raise TaskDefinitionError(f"task '{self.name}' needs tensors {missing}")
+        for n, t in tensors.items():
+            if not isinstance(t, torch.Tensor):
+                raise TaskDefinitionError(f"task '{self.name}': '{n}' must be a torch.Tensor, got {type(t).__name__}")
+            if t.dtype not in TRITON_DTYPES:
+                raise TaskDefinitionError(f"task '{self.name}': tensor '{n}' has unsupported dtype {t.dtype}")
+        try:
+            plan = self.plan(**tensors, **params)
+        except TypeError as e:
+            raise TaskDefinitionError(f"task '{self.name}': its plan rejected the arguments: {e}") from e
+        if not isinstance(plan, TilePlan):
+            raise TaskDefinitionError(f"task '{self.name}': plan must return a TilePlan, got {type(plan).__name__}")
+        if int(plan.num_tiles) < 1:
+            raise TaskDefinitionError(f"task '{self.name}': plan gave {plan.num_tiles} tiles; need at least one")
+        for kind, regions in (("reads", plan.reads), ("writes", plan.writes)):
+            for n, dims in regions.items():
+                if n not in tensors:
+                    raise TaskDefinitionError(f"task '{self.name}': plan {kind} unknown tensor '{n}'")
+                if len(dims) != tensors[n].dim():
+                    raise TaskDefinitionError(
+                        f"task '{self.name}': plan {kind} region of '{n}' has {len(dims)} dims, "
+                        f"tensor has {tensors[n].dim()}")
+        for n in self.inputs:
+            if n not in plan.reads:
+                raise TaskDefinitionError(f"task '{self.name}': plan gives no read region for input '{n}'")
+        for n in self.outputs:
+            if n not in plan.writes:
+                raise TaskDefinitionError(f"task '{self.name}': plan gives no write region for output '{n}'")
+        clash = (set(plan.scalars) | set(plan.constexprs)) & _RESERVED
+        if clash:
+            raise TaskDefinitionError(f"task '{self.name}': plan value names {sorted(clash)} are reserved; rename them")
+        known = set(self.tensor_names) | set(plan.scalars) | set(plan.constexprs) | {"tile", "prefetched"}
+        for fn in (self.fn, self.prefetch):
+            if fn is None:
+                continue
+            unknown = [a for a in _arg_names(fn) if a not in known]
+            if unknown:
+                raise TaskDefinitionError(
+                    f"task '{self.name}': {fn.__name__} takes {unknown}, which are neither tensors, plan scalars, "
+                    "plan constexprs, 'tile' nor 'prefetched'")
+        for n, v in plan.scalars.items():
+            if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, bool):
+                raise TaskDefinitionError(f"task '{self.name}': scalar '{n}' must be int or float, got {v!r}")
+        return plan
+
+
+_REGISTRY: dict[str, TaskType] = {}
+
+
+def register_task(name: str, fn, *, inputs: Sequence[str], outputs: Sequence[str],
+                  plan: Callable[..., TilePlan], prefetch=None) -> TaskType:
+    """Turn a ``@triton.jit`` tile function into a task type.
+
+    ``plan(**tensors, **params) -> TilePlan`` describes one op of this type.
+    ``prefetch``, if given, is a ``@triton.jit`` function run *before* the tile
+    waits on its dependencies; it may only load data no other task writes
+    (weights), and its return value reaches the tile function as ``prefetched``.
+    """
+    if not name or not name.isidentifier():
+        raise TaskDefinitionError(f"task name {name!r} must be a Python identifier")
+    task = TaskType(name, fn, tuple(inputs), tuple(outputs), plan, prefetch)
+    old = _REGISTRY.get(name)
+    if old is not None and (old.fn.fn is not fn.fn or old.plan is not plan):
+        raise TaskDefinitionError(f"a different task named '{name}' is already registered; choose another name")
+    _REGISTRY[name] = task
+    return task
+
+
+def registered_tasks() -> dict[str, TaskType]:
+    return dict(_REGISTRY)
+
+
+def tile_arange(num_tiles: int) -> np.ndarray:
+    """Tile indices as an int64 array, for writing vectorised plans."""
+    return np.arange(num_tiles, dtype=np.int64)
