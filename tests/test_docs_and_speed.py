@@ -1,0 +1,39 @@
+"""The README's example runs as written, the demo runs, and dependency derivation stays fast."""
+import re
+import runpy
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_readme_example_runs(tmp_path, capsys):
+    code = re.search(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S).group(1)
+    script = tmp_path / "readme_example.py"
+    script.write_text(code)
+    runpy.run_path(str(script), run_name="__main__")
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "True"
+    assert "RAW" in out[1]
+
+
+def test_demo_runs():
+    r = subprocess.run([sys.executable, "-m", "megagen.demo"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    for scheduler in ("round_robin", "zigzag", "work_queue"):
+        assert f"{scheduler}:" in r.stdout
+
+
+def test_dependency_derivation_20k_tiles_is_fast():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from derive_bench import build
+    g = build(20_000)
+    t0 = time.perf_counter()
+    dag = g.dependencies
+    elapsed = time.perf_counter() - t0
+    print(f"derived {dag.num_edges} dependencies of {dag.num_tasks} tiles in {elapsed:.2f} s")
+    assert dag.num_tasks > 19_000
+    # the issue's budget is 2 s on the 2-core machine; leave headroom for a loaded CI box
+    assert elapsed < 4.0
