@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+import triton
 
 from megagen.backend import interpreting, num_sms
 from megagen.codegen import load_module, render_megakernel, render_standalone, variants_of
@@ -68,7 +69,9 @@ class MegaKernel:
         rows = [self.variants[op_variant[op.index]].arg_row(op) for op in graph.ops]
         op_args = np.zeros(len(rows), np.int64)
         op_args[1:] = np.cumsum([len(r) for r in rows])[:-1]
-        args = np.array([x for r in rows for x in r] or [0], dtype=np.int64)
+        # Drivers read a fixed-width row per task; pad so the last row's read stays inside the table.
+        args_width = triton.next_power_of_2(max(len(r) for r in rows))
+        args = np.array([x for r in rows for x in r] + [0] * args_width, dtype=np.int64)
         self.layout = build_layout(self.dag, op_variant, op_args)
 
         self.grid = 1 if self.interleaved else num_ctas
@@ -92,7 +95,8 @@ class MegaKernel:
             vstate=torch.zeros(num_ctas, dtype=torch.int64, device=device),
         )
         self.reset()
-        self._constexprs = dict(GRID=num_ctas, SCOPE=scope, DEP_BLOCK=dep_block, MAX_SPINS=max_spins)
+        self._constexprs = dict(GRID=num_ctas, SCOPE=scope, DEP_BLOCK=dep_block, MAX_SPINS=max_spins,
+                                ARGS_WIDTH=args_width)
         self._launch_options = dict(num_warps=num_warps)
         if not interp:
             self._launch_options["launch_cooperative_grid"] = True  # all CTAs co-resident, or the launch fails

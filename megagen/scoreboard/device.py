@@ -117,11 +117,17 @@ def wait_deps(deps, counters, control, dep_begin, dep_end, epoch, task, cta,
 
 
 @triton.jit
-def release_tile(counters, task, op_counter, SCOPE: tl.constexpr):
-    """Publish a finished tile: its own counter and its op's counter, after all of the CTA's writes."""
+def release_tile(counters, task, op_counter, group_counter, SCOPE: tl.constexpr):
+    """Publish a finished tile: its group's counter (if any), its op's and its own, after all the CTA's writes.
+
+    The first increment has release semantics; the later ones, after it in program
+    order, are covered by its fence (a PTX release pattern), so they can be relaxed.
+    """
     tl.debug_barrier()
-    tl.atomic_add(counters + task, 1, sem="release", scope=SCOPE)
     tl.atomic_add(counters + op_counter, 1, sem="release", scope=SCOPE)
+    tl.atomic_add(counters + task, 1, sem="relaxed", scope=SCOPE)
+    if group_counter >= 0:
+        tl.atomic_add(counters + group_counter, 1, sem="relaxed", scope=SCOPE)
 
 
 @triton.jit

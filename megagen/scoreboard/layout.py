@@ -1,9 +1,12 @@
 """Host side of the scoreboard: counters, encoded dependency lists and task records.
 
-Counters: one per task (its tile) and one per op (all its tiles), int64, zero
-at creation and only ever incremented. A task that depends on *every* tile of
-a producer op waits on that op's counter for ``tiles * epoch`` (one poll instead
-of one per tile); other dependencies wait on tile counters for ``epoch``.
+Counters: one per task (its tile), one per op (all its tiles) and one per *group*,
+int64, zero at creation and only ever incremented. A task that depends on every
+tile of a producer op waits on that op's counter for ``tiles * epoch`` (one poll
+instead of one per tile). When consumers depend on sets of a producer's tiles that
+are disjoint from each other (e.g. split-K chunks), each set becomes a group whose
+tiles also release the group counter, and a consumer waits on it for
+``len(set) * epoch``. Other dependencies wait on tile counters for ``epoch``.
 
 Overflow bound: a counter reaches ``count * launches``; the largest count is the
 largest op's tile count, so int64 counters are exact for 2**63 / max_tiles
@@ -18,8 +21,8 @@ import numpy as np
 from megagen.graph.dependencies import TileDAG
 
 # Fields of a task record (int64 each).
-REC_VARIANT, REC_TILE, REC_ARGS, REC_DEP_BEGIN, REC_DEP_END, REC_OP_COUNTER = range(6)
-RECORD_SIZE = 6
+REC_VARIANT, REC_TILE, REC_ARGS, REC_DEP_BEGIN, REC_DEP_END, REC_OP_COUNTER, REC_GROUP_COUNTER = range(7)
+RECORD_SIZE = 7
 
 
 @dataclasses.dataclass
@@ -34,34 +37,66 @@ class ScoreboardLayout:
         return self.deps.shape[0] / max(self.num_tasks, 1)
 
 
-def encode_dependencies(dag: TileDAG) -> tuple[np.ndarray, np.ndarray]:
-    """Compress each task's producer list: whole producer ops become one op-counter entry.
+def encode_dependencies(dag: TileDAG):
+    """Compress each task's producer list into counter waits.
 
-    Returns (entries [k, 2], ptr [tasks + 1]) with entries grouped by consumer task.
+    Returns (entries [k, 2] of (counter, count per epoch) grouped by consumer, ptr [tasks + 1],
+    group_of_task [tasks] (group index or -1), number of groups). Counter indices:
+    tasks first, then ops, then groups.
     """
     n, num_ops = dag.num_tasks, dag.num_ops
     tiles = np.diff(dag.op_offsets)
     consumer = np.repeat(np.arange(n), np.diff(dag.dep_ptr))
     producer = dag.dep_idx
-    producer_op = dag.task_op[producer]
-    key = consumer * num_ops + producer_op
+    key = consumer * num_ops + dag.task_op[producer]
     groups, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
     whole = counts == tiles[groups % num_ops]
-    single = ~whole[inverse]
-    cons = np.concatenate([consumer[single], groups[whole] // num_ops])
-    counter = np.concatenate([producer[single], n + groups[whole] % num_ops])
-    count = np.concatenate([np.ones(int(single.sum()), np.int64), tiles[groups[whole] % num_ops]])
+    parts = []  # (consumer, counter, count)
+    parts.append((groups[whole] // num_ops, n + groups[whole] % num_ops, tiles[groups[whole] % num_ops]))
+
+    # Partial producer sets: a set disjoint from every other set of the same producer op becomes a group.
+    partial = ~whole & (counts > 1)
+    edge_partial = partial[inverse]
+    order = np.argsort(key[edge_partial], kind="stable")  # dep_idx is sorted per consumer already
+    prods = producer[edge_partial][order]
+    bounds = np.cumsum(counts[partial])[:-1]
+    sets = [tuple(a.tolist()) for a in np.split(prods, bounds)] if prods.size else []
+    set_id = {}
+    for s_ in sets:
+        set_id.setdefault(s_, len(set_id))
+    distinct = list(set_id)
+    membership = np.zeros(n, np.int64)
+    for s_ in distinct:
+        membership[list(s_)] += 1
+    group_of_set = {}
+    group_of_task = np.full(n, -1, np.int64)
+    for s_ in distinct:
+        if np.all(membership[list(s_)] == 1):
+            group_of_set[s_] = len(group_of_set)
+            group_of_task[list(s_)] = group_of_set[s_]
+    grouped_key = np.zeros(groups.size, bool)
+    partial_idx = np.flatnonzero(partial)
+    for g_index, s_ in zip(partial_idx, sets):
+        if s_ in group_of_set:
+            grouped_key[g_index] = True
+            parts.append((np.array([groups[g_index] // num_ops]), np.array([n + num_ops + group_of_set[s_]]),
+                          np.array([len(s_)])))
+    single = ~(whole | grouped_key)[inverse]
+    parts.append((consumer[single], producer[single], np.ones(int(single.sum()), np.int64)))
+    cons = np.concatenate([p[0] for p in parts]).astype(np.int64)
+    counter = np.concatenate([p[1] for p in parts]).astype(np.int64)
+    count = np.concatenate([p[2] for p in parts]).astype(np.int64)
     order = np.lexsort((counter, cons))
-    entries = np.stack([counter[order], count[order]], axis=1).astype(np.int64)
+    entries = np.stack([counter[order], count[order]], axis=1)
     ptr = np.zeros(n + 1, np.int64)
     ptr[1:] = np.cumsum(np.bincount(cons, minlength=n))
-    return entries, ptr
+    return entries, ptr, group_of_task, len(group_of_set)
 
 
 def build_layout(dag: TileDAG, op_variant: np.ndarray, op_args: np.ndarray) -> ScoreboardLayout:
     """Task records for every task: dispatch variant, tile, argument-table offset, dependency range, op counter."""
     n = dag.num_tasks
-    entries, ptr = encode_dependencies(dag)
+    entries, ptr, group_of_task, num_groups = encode_dependencies(dag)
     op = dag.task_op
     records = np.empty((n, RECORD_SIZE), np.int64)
     records[:, REC_VARIANT] = op_variant[op]
@@ -70,6 +105,7 @@ def build_layout(dag: TileDAG, op_variant: np.ndarray, op_args: np.ndarray) -> S
     records[:, REC_DEP_BEGIN] = ptr[:-1]
     records[:, REC_DEP_END] = ptr[1:]
     records[:, REC_OP_COUNTER] = n + op
+    records[:, REC_GROUP_COUNTER] = np.where(group_of_task >= 0, n + dag.num_ops + group_of_task, -1)
     if entries.size == 0:
         entries = np.zeros((1, 2), np.int64)  # keep the device buffer non-empty
-    return ScoreboardLayout(records, entries, n + dag.num_ops, n)
+    return ScoreboardLayout(records, entries, n + dag.num_ops + num_groups, n)

@@ -26,8 +26,8 @@ from megagen.errors import TaskDefinitionError
 ALL = slice(None)
 
 # Names the generated dispatch code uses for itself; tensors and plan values may not take them.
-_RESERVED = {"tile", "prefetched", "task", "rec", "variant", "a", "args", "epoch", "cta", "records", "deps",
-             "counters", "control", "dep_begin", "dep_end", "op_counter", "tl", "triton"}
+_RESERVED = {"tile", "prefetched", "task", "rec", "variant", "argrow", "arg", "args", "epoch", "cta", "records", "deps",
+             "counters", "control", "dep_begin", "dep_end", "op_counter", "group_counter", "tl", "triton"}
 
 # Dtypes a tile function can receive pointers to, with their Triton names.
 TRITON_DTYPES = {
