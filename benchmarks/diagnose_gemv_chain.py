@@ -37,7 +37,7 @@ def release_relaxed(counters, task, op_counter, group_counter, SCOPE: tl.constex
 
 
 @triton.jit
-def wait_nothing(deps, counters, control, dep_begin, dep_end, epoch, task, cta,
+def wait_nothing(deps, counters, control, dep0, dep_begin, dep_end, epoch, task, cta,
                  SCOPE: tl.constexpr, DEP_BLOCK: tl.constexpr, MAX_SPINS: tl.constexpr):
     return dep_begin * 0 + 1
 

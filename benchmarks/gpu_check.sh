@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# One device-tool call: the test suite compiled on the GPU, then the core microbenchmarks.
+# One device-tool call: the core microbenchmarks, then the test suite compiled on the GPU.
 #   bash benchmarks/gpu_check.sh            (logs and JSON go to $OUT, or ./gpu_out without it)
+# SKIP_TESTS=1 / SKIP_BENCH=1 leave a part out; BENCH_ARGS is passed to core_microbench.py.
 set -u
 OUT=${OUT:-gpu_out}; mkdir -p "$OUT"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 MEGAGEN_CACHE_DIR=/tmp/megagen_cache
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
 python3 -c "import torch, triton, numpy; print('torch', torch.__version__, 'triton', triton.__version__, 'numpy', numpy.__version__)" | tee -a "$OUT/gpu.txt"
-if [ "${SKIP_TESTS:-0}" != 1 ]; then
-  timeout "${TEST_TIMEOUT:-300}" python3 -m pytest -q -x -p no:cacheprovider tests 2>&1 | tee "$OUT/pytest.log" | tail -25
+if [ "${SKIP_BENCH:-0}" != 1 ]; then
+  timeout "${BENCH_TIMEOUT:-300}" python3 benchmarks/core_microbench.py --out "$OUT/core_microbench.json" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
 fi
-timeout "${BENCH_TIMEOUT:-400}" python3 benchmarks/core_microbench.py --out "$OUT/core_microbench.json" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
+  timeout "${TEST_TIMEOUT:-300}" python3 -m pytest -q -p no:cacheprovider -n 8 tests 2>&1 | tee "$OUT/pytest.log" | tail -25
+fi

@@ -113,6 +113,18 @@ class Backwards(megagen.Scheduler):
         return megagen.StaticSchedule([order[c::num_ctas] for c in range(num_ctas)], self.name)
 
 
+class StuckAfterFirstOp(megagen.Scheduler):
+    """Invalid static schedule that gets somewhere first: every tile of op 0, then the other tasks in reverse
+    program order, dealt round robin. The first op finishes; then every CTA waits on a task queued behind it."""
+
+    name = "stuck_after_first_op"
+
+    def assign(self, dag, num_ctas):
+        first = int(dag.op_offsets[1])
+        order = np.concatenate([np.arange(first), np.arange(first, dag.num_tasks)[::-1]])
+        return megagen.StaticSchedule([order[c::num_ctas] for c in range(num_ctas)], self.name)
+
+
 class BackwardsQueue(megagen.Scheduler):
     """Invalid dynamic schedule: a work queue in reverse program order."""
 

@@ -375,6 +375,20 @@ def test_halves_written_through_slices_then_read_whole(device):
     assert not g.op_graph.has_edge("scale_0", "scale_1"), "disjoint halves do not conflict"
 
 
+def test_views_overlapping_in_a_single_element(device):
+    """Byte intervals are half-open and exact at the ends: a view starting on a producer tile's last element."""
+    n = 24
+    x, buf = rand(n, device=device), empty(n + 16, device)
+    out1, out2 = empty(16, device), empty(8, device)
+    g = megagen.TaskGraph("one_element", inputs=[x])
+    g.add(scale, x=x, out=buf[:n], alpha=2.0, BLOCK=8)  # tasks 0..2 write elements [0,8) [8,16) [16,24)
+    g.add(scale, x=buf[n - 1:n + 15], out=out1, alpha=1.0, BLOCK=8)  # task 3 reads [23, 31), task 4 [31, 39)
+    g.add(scale, x=buf[n:n + 8], out=out2, alpha=1.0, BLOCK=8)  # task 5 reads [24, 32): touches, no overlap
+    g.input(buf)  # elements 24.. come from outside the graph
+    dag = g.dependencies
+    assert deps_of(dag, 3) == [2] and deps_of(dag, 4) == [] and deps_of(dag, 5) == []
+
+
 def test_slice_of_a_graph_input_is_an_input(device):
     x, out = rand(32, device=device), empty(16, device)
     g = megagen.TaskGraph("slice_input", inputs=[x])

@@ -18,8 +18,8 @@ import triton.language as tl
 import megagen
 from megagen.backend import interpreting
 from megagen.tasks import add, gemv, mul, scale
-from mgutil import (HAZARD_SCHEDULERS, SCHEDULERS, Backwards, BackwardsQueue, make_scheduler, poison, rand,
-                    weights, assert_matches)
+from mgutil import (HAZARD_SCHEDULERS, SCHEDULERS, Backwards, BackwardsQueue, StuckAfterFirstOp, assert_matches,
+                    make_scheduler, poison, rand, weights)
 
 # A wait that can never be satisfied gives up after this many polls (fast on a GPU; the interpreter's
 # interleaved driver detects a stuck sweep without spinning).
@@ -441,13 +441,23 @@ def test_bad_static_schedule_deadlocks(device):
     with pytest.raises(megagen.DeadlockError, match=r"launch 1 stopped") as err:
         bad.run()
     assert "gemv_" in str(err.value) and "[tile " in str(err.value)
-    # check() reset the scoreboard: counters and the launch count are back to zero ...
-    assert int(bad.counters.count_nonzero()) == 0
-    assert bad.launches == 0
-    # ... so the same kernel fails the same way again instead of hanging or reading stale epochs
-    with pytest.raises(megagen.DeadlockError, match=r"launch 1 stopped"):
-        bad.run()
-    assert int(bad.counters.count_nonzero()) == 0
+    assert "0 of 12 tasks finished" in str(err.value)
+    assert int(bad.counters.count_nonzero()) == 0 and bad.launches == 0
+
+    # A bad schedule that runs the first op (4 tiles) before it gets stuck: the counters had moved,
+    # and check() must reset them ...
+    with pytest.raises(megagen.DeadlockError, match="deadlocks"):
+        c.graph.compile(StuckAfterFirstOp(), num_ctas=4)
+    partial = c.graph.compile(StuckAfterFirstOp(), num_ctas=4, validate=False, max_spins=FEW_SPINS)
+    for attempt in range(2):  # ... so the same kernel fails the same way again, not hanging or with stale epochs
+        c.prepare()
+        with pytest.raises(megagen.DeadlockError, match=r"launch 1 stopped") as err:
+            partial.run()
+        assert "4 of 12 tasks finished" in str(err.value), str(err.value)
+        assert "The scoreboard was reset" in str(err.value)
+        assert int(partial.counters.count_nonzero()) == 0
+        assert partial.launches == 0
+        assert_matches(c.expected["y1"][0], c.expected["y1"][1], what="first op's output", **GEMV_TOL)
 
     # a valid kernel of the same graph still runs
     good = c.graph.compile("round_robin", num_ctas=4)

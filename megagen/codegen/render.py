@@ -75,10 +75,10 @@ class Variant:
         """Source lines that unpack this op's pointers and scalars from its argument-table row ``argrow``."""
         lines = []
         for slot, name in enumerate(self.tensor_dtypes):
-            ptr = f"arg(argrow, {slot}, ARGS_WIDTH).to(tl.pointer_type({TRITON_DTYPES[self.tensor_dtypes[name]]}))"
+            ptr = f"pick(argrow, {slot}, ARGS_WIDTH).to(tl.pointer_type({TRITON_DTYPES[self.tensor_dtypes[name]]}))"
             lines.append(f"{name} = " + (f"tl.multiple_of({ptr}, 16)" if self.aligned[name] else ptr))
         for k, (name, is_float) in enumerate(self.scalars):
-            value = f"arg(argrow, {len(self.tensor_dtypes) + k}, ARGS_WIDTH)"
+            value = f"pick(argrow, {len(self.tensor_dtypes) + k}, ARGS_WIDTH)"
             lines.append(f"{name} = {value}" + (".to(tl.float64, bitcast=True).to(tl.float32)" if is_float else ""))
         return lines
 
@@ -132,7 +132,7 @@ def variants_of(graph) -> tuple[list[Variant], np.ndarray]:
 
 def render_megakernel(graph, variants, op_variant, layout, schedule, *, interleaved: bool, grid_note: str) -> str:
     from megagen import __version__
-    record = dict(size=L.RECORD_SIZE, variant=L.REC_VARIANT, tile=L.REC_TILE, args=L.REC_ARGS,
+    record = dict(size=L.RECORD_SIZE, variant=L.REC_VARIANT, tile=L.REC_TILE, args=L.REC_ARGS, dep0=L.REC_DEP0,
                   dep_begin=L.REC_DEP_BEGIN, dep_end=L.REC_DEP_END, op_counter=L.REC_OP_COUNTER,
                   group_counter=L.REC_GROUP_COUNTER)
     ops = [dict(name=op.name, variant=int(op_variant[op.index]), tiles=op.num_tiles) for op in graph.ops]

@@ -62,9 +62,12 @@ def _missing(deps, counters, offs, dep_end, epoch, SCOPE: tl.constexpr):
 
 
 @triton.jit
-def deps_ready(deps, counters, dep_begin, dep_end, epoch, SCOPE: tl.constexpr, DEP_BLOCK: tl.constexpr):
+def deps_ready(deps, counters, dep0, dep_begin, dep_end, epoch, SCOPE: tl.constexpr, DEP_BLOCK: tl.constexpr):
     """Non-blocking: 1 if every dependency of the task is satisfied (used by the interleaved driver)."""
     missing = 0
+    if dep0 >= 0:
+        seen = tl.atomic_add(counters + (dep0 & 0xFFFFFFFF), 0, sem="acquire", scope=SCOPE)
+        missing += tl.where(seen < (dep0 >> 32) * epoch, 1, 0)
     for b in range(dep_begin, dep_end, DEP_BLOCK):
         lanes, idx, seen, need = _missing(deps, counters, b + tl.arange(0, DEP_BLOCK), dep_end, epoch, SCOPE)
         missing += tl.sum(lanes, axis=0)
@@ -85,14 +88,29 @@ def _record_stall(control, task, counter, seen, need, cta):
 
 
 @triton.jit
-def wait_deps(deps, counters, control, dep_begin, dep_end, epoch, task, cta,
+def wait_deps(deps, counters, control, dep0, dep_begin, dep_end, epoch, task, cta,
               SCOPE: tl.constexpr, DEP_BLOCK: tl.constexpr, MAX_SPINS: tl.constexpr):
     """Spin until the task's dependencies are satisfied; 0 if it gave up (stall recorded) or the run aborted.
 
-    Each block of DEP_BLOCK dependencies is polled at most MAX_SPINS times, so a
-    dependency that never arrives ends the launch instead of hanging it.
+    The entry inlined in the record (dep0) is polled first, then the list in blocks of
+    DEP_BLOCK. Each poll loop runs at most MAX_SPINS times, so a dependency that never
+    arrives ends the launch instead of hanging it.
     """
     ok = 1
+    if dep0 >= 0:
+        counter = dep0 & 0xFFFFFFFF
+        need = (dep0 >> 32) * epoch
+        seen = tl.atomic_add(counters + counter, 0, sem="acquire", scope=SCOPE)
+        aborted = tl.load(control + CONTROL_ABORT, volatile=True)
+        spins = 0
+        while (seen < need) & (aborted == 0) & (spins < MAX_SPINS):
+            seen = tl.atomic_add(counters + counter, 0, sem="acquire", scope=SCOPE)
+            aborted = tl.load(control + CONTROL_ABORT, volatile=True)
+            spins += 1
+        if seen < need:
+            if aborted == 0:
+                _record_stall(control, task, counter, seen, need, cta)
+            ok = 0
     for b in range(dep_begin, dep_end, DEP_BLOCK):
         offs = b + tl.arange(0, DEP_BLOCK)
         lanes, idx, seen, need = _missing(deps, counters, offs, dep_end, epoch, SCOPE)

@@ -18,11 +18,15 @@ import dataclasses
 
 import numpy as np
 
+from megagen.errors import MegagenError
 from megagen.graph.dependencies import TileDAG
 
 # Fields of a task record (int64 each).
-REC_VARIANT, REC_TILE, REC_ARGS, REC_DEP_BEGIN, REC_DEP_END, REC_OP_COUNTER, REC_GROUP_COUNTER = range(7)
-RECORD_SIZE = 7
+# Fields of a task record (int64 each). A task's first dependency entry is inlined in the record
+# (REC_DEP0 = count << 32 | counter, or -1), so most waits need no load of the dependency list;
+# the list range [REC_DEP_BEGIN, REC_DEP_END) holds the rest.
+REC_VARIANT, REC_TILE, REC_ARGS, REC_DEP0, REC_DEP_BEGIN, REC_DEP_END, REC_OP_COUNTER, REC_GROUP_COUNTER = range(8)
+RECORD_SIZE = 8
 
 
 @dataclasses.dataclass
@@ -102,7 +106,12 @@ def build_layout(dag: TileDAG, op_variant: np.ndarray, op_args: np.ndarray) -> S
     records[:, REC_VARIANT] = op_variant[op]
     records[:, REC_TILE] = dag.task_tile
     records[:, REC_ARGS] = op_args[op]
-    records[:, REC_DEP_BEGIN] = ptr[:-1]
+    has_deps = ptr[1:] > ptr[:-1]
+    first = entries[np.minimum(ptr[:-1], max(len(entries) - 1, 0))] if len(entries) else np.zeros((n, 2), np.int64)
+    if len(entries) and (entries[:, 0].max() >= 2 ** 31 or entries[:, 1].max() >= 2 ** 31):
+        raise MegagenError("a counter index or dependency count does not fit in 31 bits; split the graph")
+    records[:, REC_DEP0] = np.where(has_deps, (first[:, 1] << 32) | first[:, 0], -1)
+    records[:, REC_DEP_BEGIN] = ptr[:-1] + has_deps
     records[:, REC_DEP_END] = ptr[1:]
     records[:, REC_OP_COUNTER] = n + op
     records[:, REC_GROUP_COUNTER] = np.where(group_of_task >= 0, n + dag.num_ops + group_of_task, -1)

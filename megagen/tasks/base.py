@@ -26,7 +26,7 @@ from megagen.errors import TaskDefinitionError
 ALL = slice(None)
 
 # Names the generated dispatch code uses for itself; tensors and plan values may not take them.
-_RESERVED = {"tile", "prefetched", "task", "rec", "variant", "argrow", "arg", "args", "epoch", "cta", "records", "deps",
+_RESERVED = {"tile", "prefetched", "task", "rec", "variant", "argrow", "pick", "args", "dep0", "ready", "epoch", "cta", "records", "deps",
              "counters", "control", "dep_begin", "dep_end", "op_counter", "group_counter", "tl", "triton"}
 
 # Dtypes a tile function can receive pointers to, with their Triton names.
