@@ -3,13 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-import triton
 
 from megagen.backend import interpreting, num_sms
-from megagen.codegen import load_module, render_megakernel, render_standalone, variants_of
+from megagen.codegen import load_module, render_standalone, variants_of
+from megagen.compiler import build_kernel
 from megagen.errors import DeadlockError, MegagenError
-from megagen.scheduler import get_scheduler, simulate, task_costs
-from megagen.scoreboard import build_layout
 from megagen.scoreboard import device as sb
 
 # A spin is one poll of a block of counters (roughly a microsecond on a GPU, far less when cached), so
@@ -57,37 +55,13 @@ class MegaKernel:
             raise MegagenError(f"num_ctas must be at least 1, got {num_ctas}")
 
         self.graph = graph
-        self.dag = graph.dependencies
-        self.scheduler = get_scheduler(scheduler)
-        self.schedule = self.scheduler.assign(self.dag, num_ctas)
-        if self.schedule.num_ctas != num_ctas:
-            raise MegagenError(f"scheduler {self.scheduler.name} built a schedule for {self.schedule.num_ctas} "
-                               f"CTAs, asked for {num_ctas}")
-        self.simulation = simulate(self.schedule, self.dag, task_costs(graph)) if validate else None
-
-        self.variants, op_variant = variants_of(graph)
-        rows = [self.variants[op_variant[op.index]].arg_row(op) for op in graph.ops]
-        op_args = np.zeros(len(rows), np.int64)
-        op_args[1:] = np.cumsum([len(r) for r in rows])[:-1]
-        # Drivers read a fixed-width row per task; pad so the last row's read stays inside the table.
-        args_width = triton.next_power_of_2(max(len(r) for r in rows))
-        args = np.array([x for r in rows for x in r] + [0] * args_width, dtype=np.int64)
-        self.layout = build_layout(self.dag, op_variant, op_args)
-
-        self.grid = 1 if self.interleaved else num_ctas
-        grid_note = (f"{num_ctas} virtual CTAs in 1 program" if self.interleaved else f"grid of {num_ctas} CTAs")
-        self.source = render_megakernel(graph, self.variants, op_variant, self.layout, self.schedule,
-                                        interleaved=self.interleaved, grid_note=grid_note)
-        self.module, self.source_path = load_module(self.source, self.variants, "megakernel")
-
-        if self.schedule.dynamic:
-            queue, offsets = self.schedule.order, np.zeros(2, np.int64)
-        else:
-            queue, offsets = self.schedule.flat()
+        self.build = build_kernel(graph, scheduler, num_ctas=num_ctas, interleaved=self.interleaved,
+                                  validate=validate)
+        queue, offsets = self.build.queue_arrays()
         self._buffers = dict(
             records=_device_tensor(self.layout.records, device),
             deps=_device_tensor(self.layout.deps, device),
-            args=_device_tensor(args, device),
+            args=_device_tensor(self.build.args, device),
             counters=torch.zeros(self.layout.num_counters, dtype=torch.int64, device=device),
             control=torch.zeros(sb.CONTROL_SIZE, dtype=torch.int64, device=device),
             queue=_device_tensor(queue if queue.size else np.zeros(1), device),
@@ -96,15 +70,46 @@ class MegaKernel:
         )
         self.reset()
         self._constexprs = dict(GRID=num_ctas, SCOPE=scope, DEP_BLOCK=dep_block, MAX_SPINS=max_spins,
-                                ARGS_WIDTH=args_width)
+                                ARGS_WIDTH=self.build.args_width)
         self._launch_options = dict(num_warps=num_warps)
         if not interp:
             self._launch_options["launch_cooperative_grid"] = True  # all CTAs co-resident, or the launch fails
 
     # -- properties --------------------------------------------------------------------------
     @property
+    def dag(self):
+        """The tile-level DAG (``graph.dependencies``)."""
+        return self.build.dag
+
+    @property
+    def schedule(self):
+        return self.build.schedule
+
+    @property
+    def simulation(self):
+        """The schedule's simulated run (None when built with validate=False)."""
+        return self.build.simulation
+
+    @property
+    def layout(self):
+        return self.build.layout
+
+    @property
+    def source(self) -> str:
+        """The generated MegaKernel module's source."""
+        return self.build.source
+
+    @property
+    def source_path(self):
+        return self.build.source_path
+
+    @property
+    def grid(self) -> int:
+        return self.build.grid
+
+    @property
     def num_ctas(self) -> int:
-        return self.schedule.num_ctas
+        return self.build.num_ctas
 
     @property
     def counters(self) -> torch.Tensor:
@@ -120,7 +125,7 @@ class MegaKernel:
         """Launch once. ``check=False`` skips the host sync (for timing and CUDA-graph capture); call ``check()``."""
         b = self._buffers
         try:
-            self.module.megakernel[(self.grid,)](
+            self.build.module.megakernel[(self.grid,)](
                 b["records"], b["deps"], b["args"], b["counters"], b["control"], b["queue"], b["queue_offsets"],
                 b["vstate"], self.layout.num_tasks, **self._constexprs, **self._launch_options)
         except RuntimeError as e:
@@ -158,8 +163,7 @@ class MegaKernel:
         if counter < 0:
             what = f"{who} could not start {dag.describe(task)}: a full sweep over all CTAs made no progress"
         else:
-            target = (dag.describe(counter) if counter < dag.num_tasks
-                      else f"all tiles of op {dag.op_names[counter - dag.num_tasks]}")
+            target = self.layout.describe_counter(dag, counter)
             what = (f"{who} gave up in {dag.describe(task)} waiting for {target} (counter {counter} was "
                     f"{control[sb.CONTROL_ERR_SEEN.value]}, needed {control[sb.CONTROL_ERR_NEED.value]})")
         return (f"MegaKernel launch {epoch} stopped: {what}; {finished} of {dag.num_tasks} tasks finished. "

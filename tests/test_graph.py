@@ -671,3 +671,22 @@ def test_overlapping_pairs_touching_boxes_do_not_overlap():
     s = np.array([[0], [4], [8]])
     ci, pi = overlapping_pairs(s, s + 4, s + 4, s + 8)  # [0,4) [4,8) [8,12) vs [4,8) [8,12) [12,16)
     assert sorted(zip(ci.tolist(), pi.tolist())) == [(1, 0), (2, 1)]
+
+
+def test_stall_messages_describe_every_kind_of_counter(device):
+    """Tile, op and group counters each get a readable description (used when a launch stalls)."""
+    from megagen.scoreboard import build_layout
+    n = 64
+    w1, w2 = rand(n, n, device=device), rand(n, n, device=device)
+    x = rand(n, device=device)
+    parts, y = torch.empty(2, n, device=device), torch.empty(2, n, device=device)
+    g = megagen.TaskGraph("split", inputs=[x, w1, w2])
+    g.add(gemv, w=w1, x=x, y=parts, BLOCK_N=16, BLOCK_K=16)  # 4 row tiles x 2 chunks
+    g.add(gemv, w=w2, x=parts, y=y, BLOCK_N=16, BLOCK_K=16)  # chunk c reads rows of chunk c only
+    dag = g.dependencies
+    layout = build_layout(dag, np.zeros(2, np.int64), np.zeros(2, np.int64))
+    assert layout.groups, "chunk c of the second gemv depends on a disjoint set of first-gemv tiles"
+    nt = dag.num_tasks
+    assert layout.describe_counter(dag, 3) == "gemv_0[tile 3]"
+    assert layout.describe_counter(dag, nt + 1) == "all tiles of op gemv_1"
+    assert layout.describe_counter(dag, nt + dag.num_ops).startswith("a group of 4 tiles from gemv_0[tile ")

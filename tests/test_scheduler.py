@@ -252,7 +252,7 @@ def test_dynamic_non_topological_order():
     (DynamicSchedule(np.array([0, 1, 2, 2]), 2), "exactly once"),
     (DynamicSchedule(np.array([0, 1, 2]), 2), "exactly once"),
     (DynamicSchedule(np.array([0, 1, 2, 3, 4]), 2), "outside 0..3"),
-    # (a negative task id currently escapes as numpy's ValueError from bincount: see the report)
+    # not covered: a negative task id, which megagen reports as numpy's ValueError (from bincount), not DeadlockError
 ])
 def test_schedules_must_hold_every_task_once(schedule, match):
     with pytest.raises(DeadlockError, match=match):

@@ -35,6 +35,16 @@ class ScoreboardLayout:
     deps: np.ndarray  # [entries, 2]: (counter index, count per epoch)
     num_counters: int
     num_tasks: int
+    groups: list  # tuples of task ids, one per group counter
+
+    def describe_counter(self, dag: TileDAG, counter: int) -> str:
+        """What a counter counts, for error messages."""
+        if counter < self.num_tasks:
+            return dag.describe(counter)
+        if counter < self.num_tasks + dag.num_ops:
+            return f"all tiles of op {dag.op_names[counter - self.num_tasks]}"
+        tasks = self.groups[counter - self.num_tasks - dag.num_ops]
+        return f"a group of {len(tasks)} tiles from {dag.describe(tasks[0])} to {dag.describe(tasks[-1])}"
 
     @property
     def waits_per_task(self) -> float:
@@ -45,7 +55,7 @@ def encode_dependencies(dag: TileDAG):
     """Compress each task's producer list into counter waits.
 
     Returns (entries [k, 2] of (counter, count per epoch) grouped by consumer, ptr [tasks + 1],
-    group_of_task [tasks] (group index or -1), number of groups). Counter indices:
+    group_of_task [tasks] (group index or -1), the groups' task tuples). Counter indices:
     tasks first, then ops, then groups.
     """
     n, num_ops = dag.num_tasks, dag.num_ops
@@ -94,13 +104,13 @@ def encode_dependencies(dag: TileDAG):
     entries = np.stack([counter[order], count[order]], axis=1)
     ptr = np.zeros(n + 1, np.int64)
     ptr[1:] = np.cumsum(np.bincount(cons, minlength=n))
-    return entries, ptr, group_of_task, len(group_of_set)
+    return entries, ptr, group_of_task, list(group_of_set)
 
 
 def build_layout(dag: TileDAG, op_variant: np.ndarray, op_args: np.ndarray) -> ScoreboardLayout:
     """Task records for every task: dispatch variant, tile, argument-table offset, dependency range, op counter."""
     n = dag.num_tasks
-    entries, ptr, group_of_task, num_groups = encode_dependencies(dag)
+    entries, ptr, group_of_task, groups = encode_dependencies(dag)
     op = dag.task_op
     records = np.empty((n, RECORD_SIZE), np.int64)
     records[:, REC_VARIANT] = op_variant[op]
@@ -117,4 +127,4 @@ def build_layout(dag: TileDAG, op_variant: np.ndarray, op_args: np.ndarray) -> S
     records[:, REC_GROUP_COUNTER] = np.where(group_of_task >= 0, n + dag.num_ops + group_of_task, -1)
     if entries.size == 0:
         entries = np.zeros((1, 2), np.int64)  # keep the device buffer non-empty
-    return ScoreboardLayout(records, entries, n + dag.num_ops + num_groups, n)
+    return ScoreboardLayout(records, entries, n + dag.num_ops + len(groups), n, groups)

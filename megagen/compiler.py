@@ -1,0 +1,99 @@
+"""From a TaskGraph to a loaded MegaKernel module, without touching a device.
+
+``build_kernel`` schedules the tile DAG, checks the schedule in simulation,
+encodes the scoreboard and the argument table, renders the source and loads it.
+``MegaKernel`` puts the result on a device; ``compile_ptx`` compiles it for a
+CUDA target on any machine (Triton ships ptxas), so CI checks the GPU code path.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import triton
+
+from megagen.codegen import Variant, load_module, render_megakernel, variants_of
+from megagen.errors import MegagenError
+from megagen.graph.dependencies import TileDAG
+from megagen.scheduler import SimResult, get_scheduler, simulate, task_costs
+from megagen.scoreboard import ScoreboardLayout, build_layout
+
+# Kernel parameters of every generated megakernel, in order (see codegen/templates/megakernel.py.j2).
+POINTER_PARAMS = ("records", "deps", "args", "counters", "control", "queue", "queue_offsets", "vstate")
+
+
+@dataclasses.dataclass
+class KernelBuild:
+    """Everything a MegaKernel is made of before it is put on a device."""
+
+    dag: TileDAG
+    scheduler: object
+    schedule: object
+    simulation: SimResult | None
+    variants: list[Variant]
+    layout: ScoreboardLayout
+    args: np.ndarray  # the argument table, padded by args_width
+    args_width: int
+    interleaved: bool
+    source: str
+    module: object
+    source_path: object
+
+    @property
+    def num_ctas(self) -> int:
+        return self.schedule.num_ctas
+
+    @property
+    def grid(self) -> int:
+        return 1 if self.interleaved else self.num_ctas
+
+    def queue_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(queue, offsets) as the driver reads them."""
+        if self.schedule.dynamic:
+            return self.schedule.order, np.zeros(2, np.int64)
+        return self.schedule.flat()
+
+
+def build_kernel(graph, scheduler, *, num_ctas: int, interleaved: bool, validate: bool = True) -> KernelBuild:
+    dag = graph.dependencies
+    sched = get_scheduler(scheduler)
+    schedule = sched.assign(dag, num_ctas)
+    if schedule.num_ctas != num_ctas:
+        raise MegagenError(f"scheduler {sched.name} built a schedule for {schedule.num_ctas} CTAs, "
+                           f"asked for {num_ctas}")
+    simulation = simulate(schedule, dag, task_costs(graph)) if validate else None
+
+    variants, op_variant = variants_of(graph)
+    rows = [variants[op_variant[op.index]].arg_row(op) for op in graph.ops]
+    op_args = np.zeros(len(rows), np.int64)
+    op_args[1:] = np.cumsum([len(r) for r in rows])[:-1]
+    # Drivers read a fixed-width row per task; pad so the last row's read stays inside the table.
+    args_width = triton.next_power_of_2(max(len(r) for r in rows))
+    args = np.array([x for r in rows for x in r] + [0] * args_width, dtype=np.int64)
+    layout = build_layout(dag, op_variant, op_args)
+
+    grid_note = f"{num_ctas} virtual CTAs in 1 program" if interleaved else f"grid of {num_ctas} CTAs"
+    source = render_megakernel(graph, variants, op_variant, layout, schedule, interleaved=interleaved,
+                               grid_note=grid_note)
+    module, path = load_module(source, variants, "megakernel")
+    return KernelBuild(dag, sched, schedule, simulation, variants, layout, args, args_width, interleaved, source,
+                       module, path)
+
+
+def compile_ptx(build: KernelBuild, *, num_warps: int = 4, arch: int = 90, scope: str = "gpu",
+                dep_block: int = 16, max_spins: int = 1 << 22) -> str:
+    """Compile a non-interleaved build for CUDA compute capability ``arch``; returns the PTX.
+
+    Needs Triton's JIT (not the interpreter): run it where TRITON_INTERPRET is unset or 0.
+    """
+    from triton.backends.compiler import GPUTarget
+    if build.interleaved:
+        raise MegagenError("compile_ptx checks the GPU drivers; build with interleaved=False")
+    constexprs = dict(GRID=build.num_ctas, SCOPE=scope, DEP_BLOCK=dep_block, MAX_SPINS=max_spins,
+                      ARGS_WIDTH=build.args_width)
+    signature = {name: "*i64" for name in POINTER_PARAMS}
+    signature["num_tasks"] = "i64"
+    signature.update({name: "constexpr" for name in constexprs})
+    src = triton.compiler.ASTSource(fn=build.module.megakernel, signature=signature, constexprs=constexprs)
+    kernel = triton.compile(src, target=GPUTarget("cuda", arch, 32), options=dict(num_warps=num_warps))
+    return kernel.asm["ptx"]
