@@ -54,7 +54,7 @@ class MegaKernel:
         if num_ctas < 1:
             raise MegagenError(f"num_ctas must be at least 1, got {num_ctas}")
 
-        self.graph = graph
+        self.task_graph = graph
         self.build = build_kernel(graph, scheduler, num_ctas=num_ctas, interleaved=self.interleaved,
                                   validate=validate)
         queue, offsets = self.build.queue_arrays()
@@ -76,6 +76,11 @@ class MegaKernel:
             self._launch_options["launch_cooperative_grid"] = True  # all CTAs co-resident, or the launch fails
 
     # -- properties --------------------------------------------------------------------------
+    @property
+    def graph(self):
+        """The op-level networkx DiGraph (edge attribute ``kinds``: RAW / WAR / WAW); ``dag`` has the tiles."""
+        return self.task_graph.op_graph
+
     @property
     def dag(self):
         """The tile-level DAG (``graph.dependencies``)."""
@@ -174,7 +179,6 @@ class OpLaunches:
     """Run a graph op by op, one standalone kernel launch per op: the baseline a MegaKernel removes."""
 
     def __init__(self, graph, num_warps: int = 4):
-        self.graph = graph
         variants, op_variant = variants_of(graph)
         self._launches = []
         modules = {}

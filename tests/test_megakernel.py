@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
+import networkx as nx
 import numpy as np
 import pytest
 import torch
@@ -643,3 +644,31 @@ def test_small_dep_block(device):
     c = gemv_chain(device)
     mk = c.graph.compile("round_robin", dep_block=1, num_ctas=2)
     c.run(mk)
+
+
+def test_megakernel_exposes_networkx_graph_and_schedule(device):
+    c = elementwise_chain(device)
+    mk = c.graph.compile("zigzag")
+    assert isinstance(mk.graph, nx.DiGraph) and set(mk.graph.nodes) == {op.name for op in c.graph.ops}
+    assert mk.task_graph is c.graph and mk.schedule.scheduler == "zigzag"
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(interpreting(), reason="CUDA graphs need a GPU")
+def test_run_captured_in_cuda_graph(device):
+    """A launch reads its epoch from the device, so replaying a captured launch advances correctly."""
+    c = gemv_chain(device)
+    mk = c.graph.compile("round_robin")
+    c.prepare()
+    mk.run()  # warm-up compiles outside the capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        mk.run(check=False)
+    for replay in range(1, 4):
+        c.prepare()
+        graph.replay()
+        torch.cuda.synchronize()
+        mk.check()
+        assert mk.launches == 1 + replay
+        assert torch.all(mk.counters[:mk.dag.num_tasks] == 1 + replay)
+        c.verify()
