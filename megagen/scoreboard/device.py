@@ -96,12 +96,13 @@ def wait_deps(deps, counters, control, dep0, dep_begin, dep_end, epoch, task, ct
     DEP_BLOCK. Each poll loop runs at most MAX_SPINS times, so a dependency that never
     arrives ends the launch instead of hanging it.
     """
-    ok = 1
+    # once any wait has given up, every later task is skipped: the launch only winds down
+    aborted = tl.load(control + CONTROL_ABORT, volatile=True)
+    ok = (aborted == 0).to(tl.int32)
     if dep0 >= 0:
         counter = dep0 & 0xFFFFFFFF
         need = (dep0 >> 32) * epoch
         seen = tl.atomic_add(counters + counter, 0, sem="acquire", scope=SCOPE)
-        aborted = tl.load(control + CONTROL_ABORT, volatile=True)
         spins = 0
         while (seen < need) & (aborted == 0) & (spins < MAX_SPINS):
             seen = tl.atomic_add(counters + counter, 0, sem="acquire", scope=SCOPE)
@@ -115,7 +116,6 @@ def wait_deps(deps, counters, control, dep0, dep_begin, dep_end, epoch, task, ct
         offs = b + tl.arange(0, DEP_BLOCK)
         lanes, idx, seen, need = _missing(deps, counters, offs, dep_end, epoch, SCOPE)
         missing = tl.sum(lanes, axis=0)
-        aborted = tl.load(control + CONTROL_ABORT, volatile=True)
         spins = 0
         while (missing > 0) & (aborted == 0) & (spins < MAX_SPINS):
             lanes, idx, seen, need = _missing(deps, counters, offs, dep_end, epoch, SCOPE)
