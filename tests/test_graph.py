@@ -690,3 +690,63 @@ def test_stall_messages_describe_every_kind_of_counter(device):
     assert layout.describe_counter(dag, 3) == "gemv_0[tile 3]"
     assert layout.describe_counter(dag, nt + 1) == "all tiles of op gemv_1"
     assert layout.describe_counter(dag, nt + dag.num_ops).startswith("a group of 4 tiles from gemv_0[tile ")
+
+
+# ---- regressions for bugs found while writing the suite ------------------------------------------------
+
+def test_strided_views_are_refused_by_elementwise_tasks(device):
+    buf, y, out = rand(20, device=device), rand(10, device=device), torch.empty(10, device=device)
+    g = megagen.TaskGraph("strided", inputs=[buf, y])
+    with pytest.raises(TaskDefinitionError, match="unit stride"):
+        g.add(add, x=buf[::2], y=y, out=out, BLOCK=16)
+
+
+def test_numpy_scalars_keep_their_kind(device):
+    """An np.float32 value is a float scalar, never truncated through an int dispatch variant."""
+    x = rand(32, device=device)
+    a, b = torch.empty(32, device=device), torch.empty(32, device=device)
+    g = megagen.TaskGraph("np_scalars", inputs=[x])
+    g.add(scale, x=x, out=a, alpha=np.int64(2), BLOCK=16)
+    op = g.add(scale, x=a, out=b, alpha=np.float32(0.5), BLOCK=16)
+    assert op.plan.scalars["alpha"] == 0.5 and isinstance(op.plan.scalars["alpha"], float)
+    g.compile().run()
+    assert torch.allclose(b, x * 2 * 0.5)
+
+
+def test_column_tiles_with_a_second_view_are_not_flagged_as_overlapping(device):
+    """Column tiles overlap as byte ranges, not as boxes; the within-op check uses the op's own view."""
+    rows, cols, block = 4, 8, 4
+
+    @triton.jit
+    def col_fill_tile(out, tile, ROWS: tl.constexpr, COLS: tl.constexpr, BLOCK: tl.constexpr):
+        r = tl.arange(0, ROWS)[:, None]
+        c = tile * BLOCK + tl.arange(0, BLOCK)[None, :]
+        tl.store(out + r * COLS + c, (r * COLS + c).to(tl.float32))
+
+    def col_fill_plan(out, BLOCK):
+        t = tile_arange(out.shape[1] // BLOCK)
+        return TilePlan(t.size, reads={}, writes={"out": (ALL, (t * BLOCK, BLOCK))},
+                        constexprs={"ROWS": out.shape[0], "COLS": out.shape[1], "BLOCK": BLOCK})
+
+    col_fill = megagen.register_task("col_fill_regression", col_fill_tile, inputs=(), outputs=("out",),
+                                     plan=col_fill_plan)
+    y = torch.empty(rows, cols, device=device)
+    z = torch.empty(rows * cols, device=device)
+    g = megagen.TaskGraph("columns_and_flat_view")
+    g.add(col_fill, out=y, BLOCK=block)
+    g.add(scale, x=y.view(-1), out=z, alpha=2.0, BLOCK=16)
+    g.compile().run()
+    assert torch.equal(z, 2 * torch.arange(rows * cols, dtype=torch.float32, device=device))
+
+
+def test_schedule_with_negative_task_id_is_a_deadlock_error():
+    x = torch.empty(8)
+    g = megagen.TaskGraph("neg", inputs=[x])
+    g.add(scale, x=x, out=torch.empty(8), alpha=1.0, BLOCK=8)
+    with pytest.raises(megagen.DeadlockError, match="outside"):
+        megagen.simulate(megagen.StaticSchedule([np.array([-1])]), g.dependencies)
+
+
+def test_overlapping_pairs_ignores_empty_boxes():
+    ci, pi = overlapping_pairs(np.array([[5]]), np.array([[5]]), np.array([[3]]), np.array([[7]]))
+    assert ci.size == 0 and pi.size == 0

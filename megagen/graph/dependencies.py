@@ -30,6 +30,9 @@ class Access:
     starts: np.ndarray  # [tiles, dims] in the buffer's coordinate space
     ends: np.ndarray
     covers_buffer: bool  # the op's boxes together cover every element of the buffer
+    view: tuple  # (shape, stride, offset, dtype) of the tensor the op accessed
+    view_starts: np.ndarray  # [tiles, dims] in that view's own coordinates (exact, unlike byte bounds)
+    view_ends: np.ndarray
 
 
 @dataclasses.dataclass
@@ -120,7 +123,10 @@ def _to_bytes(tensor: torch.Tensor, starts: np.ndarray, ends: np.ndarray):
 
 
 def overlapping_pairs(cs, ce, ps, pe):
-    """All (consumer, producer) index pairs whose boxes intersect. Boxes are [n, dims] start/end arrays."""
+    """All (consumer, producer) index pairs whose boxes intersect (empty boxes intersect nothing).
+
+    Boxes are [n, dims] arrays of starts and ends.
+    """
     nc, npr = cs.shape[0], ps.shape[0]
     if nc == 0 or npr == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64)
@@ -139,7 +145,7 @@ def overlapping_pairs(cs, ce, ps, pe):
     ci = np.repeat(np.arange(nc), counts)
     first = np.repeat(lo - np.cumsum(counts) + counts, counts)
     pi = order[first + np.arange(total)]
-    hit = np.all((cs[ci] < pe[pi]) & (ps[pi] < ce[ci]), axis=1)
+    hit = np.all((cs[ci] < pe[pi]) & (ps[pi] < ce[ci]) & (cs[ci] < ce[ci]) & (ps[pi] < pe[pi]), axis=1)
     return ci[hit], pi[hit]
 
 
@@ -153,11 +159,13 @@ def _accesses(graph):
             for name, dims in regions.items():
                 t = op.tensors[name]
                 s, e = _tile_boxes(op, name, dims, t)
-                raw.append((op, name, write, t, s, e))
-                views[buffer_key(t)].add((tuple(t.shape), t.stride(), t.storage_offset(), t.dtype))
+                view = (tuple(t.shape), t.stride(), t.storage_offset(), t.dtype)
+                raw.append((op, name, write, t, view, s, e))
+                views[buffer_key(t)].add(view)
     per_buffer = defaultdict(list)
-    for op, name, write, t, s, e in raw:
+    for op, name, write, t, view, s, e in raw:
         key = buffer_key(t)
+        view_starts, view_ends = s, e
         nonempty = np.all(e > s, axis=1)
         vol = np.prod(e - s, axis=1)[nonempty]
         if len(views[key]) == 1:
@@ -169,12 +177,17 @@ def _accesses(graph):
             volume = int(vol.sum()) * t.element_size()
         s, e = s.copy(), e.copy()
         s[~nonempty], e[~nonempty] = 0, 0  # empty boxes never overlap
-        per_buffer[key].append(Access(op.index, name, write, s, e, covers_buffer=write and volume >= extent))
+        per_buffer[key].append(Access(op.index, name, write, s, e, covers_buffer=write and volume >= extent,
+                                      view=view, view_starts=view_starts, view_ends=view_ends))
     return per_buffer
 
 
 def _check_within_op(graph, accesses: list[Access]):
-    """Tiles of one op run concurrently: no tile may touch what another tile of the op writes."""
+    """Tiles of one op run concurrently: no tile may touch what another tile of the op writes.
+
+    Accesses through the same view compare exactly in view coordinates (byte bounds of
+    column tiles overlap even where the tiles do not).
+    """
     by_op = defaultdict(list)
     for a in accesses:
         by_op[a.op].append(a)
@@ -182,7 +195,10 @@ def _check_within_op(graph, accesses: list[Access]):
         writes = [a for a in accs if a.write]
         for w in writes:
             for other in accs:
-                ci, pi = overlapping_pairs(other.starts, other.ends, w.starts, w.ends)
+                if other.view == w.view:
+                    ci, pi = overlapping_pairs(other.view_starts, other.view_ends, w.view_starts, w.view_ends)
+                else:
+                    ci, pi = overlapping_pairs(other.starts, other.ends, w.starts, w.ends)
                 bad = ci != pi
                 if np.any(bad):
                     k = int(np.argmax(bad))

@@ -54,9 +54,9 @@ def simulate(schedule, dag: TileDAG, cost: np.ndarray | None = None) -> SimResul
 
 
 def _check_covers(dag: TileDAG, tasks: np.ndarray, what: str):
-    counts = np.bincount(tasks, minlength=dag.num_tasks) if tasks.size else np.zeros(dag.num_tasks, np.int64)
     if tasks.size and (tasks.min() < 0 or tasks.max() >= dag.num_tasks):
         raise DeadlockError(f"{what} holds task ids outside 0..{dag.num_tasks - 1}")
+    counts = np.bincount(tasks, minlength=dag.num_tasks) if tasks.size else np.zeros(dag.num_tasks, np.int64)
     if np.any(counts != 1):
         bad = int(np.argmax(counts != 1))
         raise DeadlockError(f"{what} must hold every task exactly once; {dag.describe(bad)} appears "

@@ -158,8 +158,10 @@ class TaskType:
                     f"task '{self.name}': {fn.__name__} takes {unknown}, which are neither tensors, plan scalars, "
                     "plan constexprs, 'tile' nor 'prefetched'")
         for n, v in plan.scalars.items():
-            if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, bool):
+            if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, (bool, np.bool_)):
                 raise TaskDefinitionError(f"task '{self.name}': scalar '{n}' must be int or float, got {v!r}")
+        # numpy scalars become Python ones, so int/float decides the dispatch variant everywhere
+        plan.scalars = {n: float(v) if isinstance(v, (float, np.floating)) else int(v) for n, v in plan.scalars.items()}
         return plan
 
 

@@ -33,6 +33,10 @@ def _blocks(task: str, BLOCK: int, **tensors):
     if any(len(s) != 1 for s in shapes.values()) or len(set(shapes.values())) != 1:
         raise TaskDefinitionError(f"task '{task}' needs 1-D tensors of one length (flatten with .view(-1)); "
                                   f"got {shapes}")
+    strided = [n for n, t in tensors.items() if t.stride(0) != 1]
+    if strided:
+        raise TaskDefinitionError(f"task '{task}': {strided} must have unit stride (the tiles read contiguous "
+                                  "blocks); pass a contiguous copy")
     if BLOCK < 1 or BLOCK & (BLOCK - 1):
         raise TaskDefinitionError(f"task '{task}': BLOCK must be a power of two, got {BLOCK}")
     n = next(iter(shapes.values()))[0]
