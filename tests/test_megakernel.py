@@ -672,3 +672,19 @@ def test_run_captured_in_cuda_graph(device):
         assert mk.launches == 1 + replay
         assert torch.all(mk.counters[:mk.dag.num_tasks] == 1 + replay)
         c.verify()
+
+
+def test_reserved_names_cover_what_the_generated_code_binds(device):
+    """A tensor or scalar named like a run_task parameter, local or module global would shadow it."""
+    import ast
+    from megagen.tasks.base import _RESERVED
+    c = gemv_chain(device)
+    tree = ast.parse(c.graph.compile("round_robin").source)
+    run_task = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "run_task")
+    bound = {a.arg for a in run_task.args.args}
+    bound |= {t.id for stmt in run_task.body if isinstance(stmt, ast.Assign) for t in stmt.targets}
+    bound |= {n.name for n in tree.body if isinstance(n, ast.FunctionDef)} - {"megakernel"}
+    bound |= {alias.asname or alias.name for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))
+              for alias in n.names}
+    bound |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets}
+    assert bound <= _RESERVED, sorted(bound - _RESERVED)

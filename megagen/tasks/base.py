@@ -25,9 +25,15 @@ from megagen.errors import TaskDefinitionError
 #: A whole dimension, for use in a region instead of ``(start, size)``.
 ALL = slice(None)
 
-# Names the generated dispatch code uses for itself; tensors and plan values may not take them.
-_RESERVED = {"tile", "prefetched", "task", "rec", "variant", "argrow", "pick", "args", "dep0", "ready", "epoch", "cta", "records", "deps",
-             "counters", "control", "dep_begin", "dep_end", "op_counter", "group_counter", "tl", "triton"}
+# Names the generated dispatch code binds itself (run_task's parameters and locals, and the module's
+# globals); a tensor or plan value of the same name would shadow them. tests/test_megakernel.py checks
+# this set against the generated source.
+_RESERVED = {"tile", "prefetched", "task", "rec", "argrow", "variant", "dep0", "dep_begin", "dep_end",
+             "op_counter", "group_counter", "args", "records", "deps", "counters", "control", "epoch", "cta",
+             "SCOPE", "DEP_BLOCK", "MAX_SPINS", "ARGS_WIDTH", "RECORD_SIZE", "pick", "load_task", "ready",
+             "run_task", "wait_deps", "release_tile", "deps_ready", "fetch_task", "launch_epoch", "finish_launch",
+             "record_no_progress", "tl", "triton", "REC_VARIANT", "REC_TILE", "REC_ARGS", "REC_DEP0",
+             "REC_DEP_BEGIN", "REC_DEP_END", "REC_OP_COUNTER", "REC_GROUP_COUNTER"}
 
 # Dtypes a tile function can receive pointers to, with their Triton names.
 TRITON_DTYPES = {
