@@ -48,14 +48,14 @@ class MegaKernel:
             raise MegagenError(f"scope must be 'gpu' or 'sys', got {scope!r}")
         if dep_block < 1 or dep_block & (dep_block - 1):
             raise MegagenError(f"dep_block must be a power of two, got {dep_block}")
-        self.interleaved = interp if interleaved is None else interleaved
+        interleaved = interp if interleaved is None else interleaved
         if num_ctas is None:
             num_ctas = INTERPRETER_VIRTUAL_CTAS if interp else num_sms(device)
         if num_ctas < 1:
             raise MegagenError(f"num_ctas must be at least 1, got {num_ctas}")
 
         self.task_graph = graph
-        self.build = build_kernel(graph, scheduler, num_ctas=num_ctas, interleaved=self.interleaved,
+        self.build = build_kernel(graph, scheduler, num_ctas=num_ctas, interleaved=interleaved,
                                   validate=validate)
         queue, offsets = self.build.queue_arrays()
         self._buffers = dict(
@@ -111,6 +111,11 @@ class MegaKernel:
     @property
     def grid(self) -> int:
         return self.build.grid
+
+    @property
+    def interleaved(self) -> bool:
+        """One program stepping virtual CTAs (the interpreter's driver) rather than a persistent grid."""
+        return self.build.interleaved
 
     @property
     def num_ctas(self) -> int:
