@@ -21,13 +21,17 @@ from megagen.scoreboard import ScoreboardLayout, build_layout
 # Kernel parameters of every generated megakernel, in order (see codegen/templates/megakernel.py.j2).
 POINTER_PARAMS = ("records", "deps", "args", "counters", "control", "queue", "queue_offsets", "vstate")
 
+# A spin is one poll of a counter (about a microsecond on a GPU under load), so by default a wait gives
+# up after seconds, far beyond any real dependency latency. DEP_BLOCK counters are polled per load.
+DEFAULT_MAX_SPINS = 1 << 22
+DEFAULT_DEP_BLOCK = 16
+
 
 @dataclasses.dataclass
 class KernelBuild:
     """Everything a MegaKernel is made of before it is put on a device."""
 
     dag: TileDAG
-    scheduler: object
     schedule: object
     simulation: SimResult | None
     variants: list[Variant]
@@ -72,16 +76,14 @@ def build_kernel(graph, scheduler, *, num_ctas: int, interleaved: bool, validate
     args = np.array([x for r in rows for x in r] + [0] * args_width, dtype=np.int64)
     layout = build_layout(dag, op_variant, op_args)
 
-    grid_note = f"{num_ctas} virtual CTAs in 1 program" if interleaved else f"grid of {num_ctas} CTAs"
-    source = render_megakernel(graph, variants, op_variant, layout, schedule, interleaved=interleaved,
-                               grid_note=grid_note)
+    source = render_megakernel(graph, variants, op_variant, layout, schedule, interleaved=interleaved)
     module, path = load_module(source, variants, "megakernel")
-    return KernelBuild(dag, sched, schedule, simulation, variants, layout, args, args_width, interleaved, source,
+    return KernelBuild(dag, schedule, simulation, variants, layout, args, args_width, interleaved, source,
                        module, path)
 
 
 def compile_ptx(build: KernelBuild, *, num_warps: int = 4, arch: int = 90, scope: str = "gpu",
-                dep_block: int = 16, max_spins: int = 1 << 22) -> str:
+                dep_block: int = DEFAULT_DEP_BLOCK, max_spins: int = DEFAULT_MAX_SPINS) -> str:
     """Compile a non-interleaved build for CUDA compute capability ``arch``; returns the PTX.
 
     Needs Triton's JIT (not the interpreter): run it where TRITON_INTERPRET is unset or 0.

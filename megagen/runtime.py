@@ -6,13 +6,10 @@ import torch
 
 from megagen.backend import interpreting, num_sms
 from megagen.codegen import load_module, render_standalone, variants_of
-from megagen.compiler import build_kernel
+from megagen.compiler import DEFAULT_DEP_BLOCK, DEFAULT_MAX_SPINS, POINTER_PARAMS, build_kernel
 from megagen.errors import DeadlockError, MegagenError
 from megagen.scoreboard import device as sb
 
-# A spin is one poll of a block of counters (roughly a microsecond on a GPU, far less when cached), so
-# the GPU default gives up after seconds, far beyond any real dependency latency.
-DEFAULT_MAX_SPINS = 1 << 22
 INTERPRETER_VIRTUAL_CTAS = 4
 
 
@@ -32,7 +29,7 @@ class MegaKernel:
 
     def __init__(self, graph, scheduler="round_robin", *, num_ctas: int | None = None, num_warps: int = 4,
                  interleaved: bool | None = None, scope: str = "gpu", max_spins: int = DEFAULT_MAX_SPINS,
-                 dep_block: int = 16, validate: bool = True):
+                 dep_block: int = DEFAULT_DEP_BLOCK, validate: bool = True):
         device = graph.device
         interp = interpreting()
         if interp and device.type != "cpu":
@@ -136,8 +133,8 @@ class MegaKernel:
         b = self._buffers
         try:
             self.build.module.megakernel[(self.grid,)](
-                b["records"], b["deps"], b["args"], b["counters"], b["control"], b["queue"], b["queue_offsets"],
-                b["vstate"], self.layout.num_tasks, **self._constexprs, **self._launch_options)
+                *(b[name] for name in POINTER_PARAMS), self.layout.num_tasks, **self._constexprs,
+                **self._launch_options)
         except RuntimeError as e:
             if "cooperative" in str(e).lower() or "too large" in str(e).lower():
                 raise MegagenError(f"the {self.grid} CTAs of the MegaKernel cannot all be resident on the GPU "
@@ -166,7 +163,7 @@ class MegaKernel:
         dag = self.dag
         task, counter = control[sb.CONTROL_ERR_TASK.value], control[sb.CONTROL_ERR_COUNTER.value]
         cta = control[sb.CONTROL_ERR_CTA.value]
-        epoch = control[sb.CONTROL_DONE.value] // self.grid  # the aborted launch has counted itself done
+        epoch = control[sb.CONTROL_ERR_EPOCH.value]
         counters = self._buffers["counters"].cpu().numpy()
         finished = int((counters[:dag.num_tasks] >= epoch).sum())
         who = f"{'virtual ' if self.interleaved else ''}CTA {cta}"

@@ -750,3 +750,18 @@ def test_schedule_with_negative_task_id_is_a_deadlock_error():
 def test_overlapping_pairs_ignores_empty_boxes():
     ci, pi = overlapping_pairs(np.array([[5]]), np.array([[5]]), np.array([[3]]), np.array([[7]]))
     assert ci.size == 0 and pi.size == 0
+
+
+def test_prefetch_of_a_tensor_an_earlier_op_writes_is_refused(device):
+    """gemv prefetches its weights before waiting; weights an earlier op writes would be read stale on a GPU."""
+    w, x = rand(32, 32, device=device), rand(32, device=device)
+    w2, y = torch.empty(32, 32, device=device), torch.empty(32, device=device)
+    g = megagen.TaskGraph("prefetch_hazard", inputs=[w, x])
+    g.add(scale, x=w.view(-1), out=w2.view(-1), alpha=2.0, BLOCK=256)
+    g.add(gemv, w=w2, x=x, y=y, BLOCK_N=16, BLOCK_K=16)
+    with pytest.raises(GraphError, match="prefetch reads 'w'"):
+        g.dependencies
+    # the same weights as a graph input nothing writes are fine
+    ok = megagen.TaskGraph("prefetch_ok", inputs=[w, x])
+    ok.add(gemv, w=w, x=x, y=y, BLOCK_N=16, BLOCK_K=16)
+    assert ok.dependencies.num_tasks == 2

@@ -36,7 +36,6 @@ class Variant:
 
     id: int
     task: object
-    key: tuple
     tensor_dtypes: dict  # name -> torch dtype
     scalars: list  # [(name, is_float)]
     constexprs: dict
@@ -123,14 +122,14 @@ def variants_of(graph) -> tuple[list[Variant], np.ndarray]:
         key = op.variant_key + (tuple(aligned.values()),)
         if key not in variants:
             scalars = [(n, isinstance(v, (float, np.floating))) for n, v in sorted(op.plan.scalars.items())]
-            variants[key] = Variant(len(variants), op.task, key,
+            variants[key] = Variant(len(variants), op.task,
                                     {n: op.tensors[n].dtype for n in op.task.tensor_names},
                                     scalars, dict(sorted(op.plan.constexprs.items())), aligned)
         op_variant[op.index] = variants[key].id
     return list(variants.values()), op_variant
 
 
-def render_megakernel(graph, variants, op_variant, layout, schedule, *, interleaved: bool, grid_note: str) -> str:
+def render_megakernel(graph, variants, op_variant, layout, schedule, *, interleaved: bool) -> str:
     from megagen import __version__
     record = dict(size=L.RECORD_SIZE, variant=L.REC_VARIANT, tile=L.REC_TILE, args=L.REC_ARGS, dep0=L.REC_DEP0,
                   dep_begin=L.REC_DEP_BEGIN, dep_end=L.REC_DEP_END, op_counter=L.REC_OP_COUNTER,
@@ -139,7 +138,7 @@ def render_megakernel(graph, variants, op_variant, layout, schedule, *, interlea
     return _ENV.get_template("megakernel.py.j2").render(
         version=__version__, graph_name=graph.name, num_ops=len(graph.ops), num_tasks=layout.num_tasks,
         num_deps=int(layout.deps.shape[0]), waits_per_task=layout.waits_per_task, scheduler=schedule.scheduler,
-        dynamic=schedule.dynamic, interleaved=interleaved, num_ctas=schedule.num_ctas, grid_note=grid_note,
+        dynamic=schedule.dynamic, interleaved=interleaved, num_ctas=schedule.num_ctas,
         variants=variants, ops=ops, record=record)
 
 

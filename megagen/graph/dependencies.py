@@ -8,7 +8,8 @@ storage bounding the box (conservative: may add dependencies, never drops one).
 Overlap between a consumer's and a producer's boxes is found with a sweep on the
 most discriminating dimension (sort producer starts, binary-search each
 consumer's window) followed by an exact box test on the candidates, so the work
-grows with the number of overlapping pairs rather than with all tile pairs.
+usually grows with the number of overlapping pairs rather than with all tile pairs
+(one long producer box widens the window of every consumer after it).
 """
 from __future__ import annotations
 
@@ -210,7 +211,25 @@ def _check_within_op(graph, accesses: list[Access]):
                         "each tile's writes apart from every other tile's reads and writes")
 
 
+def _check_prefetch_reads(graph):
+    """A prefetch runs before its tile waits, so it may read only what no earlier op writes."""
+    from megagen.graph.taskgraph import buffer_key
+    first_writer = {}
+    for op in graph.ops:
+        if op.task.prefetch is not None:
+            for name in op.task.prefetch.arg_names:
+                writer = first_writer.get(buffer_key(op.tensors[name])) if name in op.tensors else None
+                if writer is not None:
+                    raise GraphError(
+                        f"op {op.name}: its prefetch reads '{name}' before waiting for dependencies, but the "
+                        f"earlier op {writer} writes that buffer, so the prefetch could read stale data. A prefetch "
+                        "may only read data no earlier op writes (weights): give this op a tensor nothing writes")
+        for name in op.plan.writes:
+            first_writer.setdefault(buffer_key(op.tensors[name]), op.name)
+
+
 def derive_dependencies(graph) -> TileDAG:
+    _check_prefetch_reads(graph)
     ops = graph.ops
     offsets = np.zeros(len(ops) + 1, dtype=np.int64)
     offsets[1:] = np.cumsum([op.num_tiles for op in ops])

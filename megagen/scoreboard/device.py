@@ -7,9 +7,13 @@ graph. A dependency entry ``(counter, count)`` is satisfied in epoch ``e`` once
 ``counters[counter] >= count * e``.
 
 Memory ordering: ``release_tile`` runs a CTA barrier (all the CTA's writes are
-done) and then increments with release semantics; ``wait_deps`` reads with
-acquire semantics and ends with a CTA barrier, so every thread's later loads see
-the producers' writes. ``SCOPE`` is "gpu" within one GPU and "sys" across ranks.
+done) and then increments each counter with release semantics; ``wait_deps`` reads
+with acquire semantics and ends with a CTA barrier, so every thread's later loads
+see the producers' writes. ``SCOPE`` is "gpu" within one GPU and "sys" across ranks.
+
+Every value that decides a loop exit is uniform across the CTA (scalar atomics are
+executed once and broadcast; reductions are uniform), so all warps leave a poll loop
+together and the barriers inside it stay paired.
 """
 import triton
 import triton.language as tl
@@ -23,7 +27,8 @@ CONTROL_ERR_COUNTER = tl.constexpr(4)  # the counter it waited on
 CONTROL_ERR_SEEN = tl.constexpr(5)  # the counter's value when it gave up
 CONTROL_ERR_NEED = tl.constexpr(6)  # the value it needed
 CONTROL_ERR_CTA = tl.constexpr(7)  # the CTA (or virtual CTA) that gave up
-CONTROL_SIZE = 8
+CONTROL_ERR_EPOCH = tl.constexpr(8)  # the launch (epoch) it happened in
+CONTROL_SIZE = 9
 
 
 @triton.jit
@@ -75,7 +80,13 @@ def deps_ready(deps, counters, dep0, dep_begin, dep_end, epoch, SCOPE: tl.conste
 
 
 @triton.jit
-def _record_stall(control, task, counter, seen, need, cta):
+def aborted_flag(control):
+    """The abort flag, read once per CTA and broadcast (a per-thread load could differ between warps)."""
+    return tl.atomic_add(control + CONTROL_ABORT, 0, sem="relaxed", scope="gpu")
+
+
+@triton.jit
+def _record_stall(control, task, counter, seen, need, cta, epoch):
     """The first CTA to give up writes what it was waiting for, then raises the abort flag."""
     none = tl.full((), -1, tl.int64)
     first = tl.atomic_cas(control + CONTROL_ERR_TASK, none, task.to(tl.int64), sem="relaxed", scope="gpu") == none
@@ -84,6 +95,7 @@ def _record_stall(control, task, counter, seen, need, cta):
         tl.store(control + CONTROL_ERR_SEEN, seen)
         tl.store(control + CONTROL_ERR_NEED, need)
         tl.store(control + CONTROL_ERR_CTA, cta)
+        tl.store(control + CONTROL_ERR_EPOCH, epoch)
     tl.atomic_xchg(control + CONTROL_ABORT, 1, sem="release", scope="gpu")
 
 
@@ -97,7 +109,7 @@ def wait_deps(deps, counters, control, dep0, dep_begin, dep_end, epoch, task, ct
     arrives ends the launch instead of hanging it.
     """
     # once any wait has given up, every later task is skipped: the launch only winds down
-    aborted = tl.load(control + CONTROL_ABORT, volatile=True)
+    aborted = aborted_flag(control)
     ok = (aborted == 0).to(tl.int32)
     if dep0 >= 0:
         counter = dep0 & 0xFFFFFFFF
@@ -106,11 +118,11 @@ def wait_deps(deps, counters, control, dep0, dep_begin, dep_end, epoch, task, ct
         spins = 0
         while (seen < need) & (aborted == 0) & (spins < MAX_SPINS):
             seen = tl.atomic_add(counters + counter, 0, sem="acquire", scope=SCOPE)
-            aborted = tl.load(control + CONTROL_ABORT, volatile=True)
+            aborted = aborted_flag(control)
             spins += 1
         if seen < need:
             if aborted == 0:
-                _record_stall(control, task, counter, seen, need, cta)
+                _record_stall(control, task, counter, seen, need, cta, epoch)
             ok = 0
     for b in range(dep_begin, dep_end, DEP_BLOCK):
         offs = b + tl.arange(0, DEP_BLOCK)
@@ -120,7 +132,7 @@ def wait_deps(deps, counters, control, dep0, dep_begin, dep_end, epoch, task, ct
         while (missing > 0) & (aborted == 0) & (spins < MAX_SPINS):
             lanes, idx, seen, need = _missing(deps, counters, offs, dep_end, epoch, SCOPE)
             missing = tl.sum(lanes, axis=0)
-            aborted = tl.load(control + CONTROL_ABORT, volatile=True)
+            aborted = aborted_flag(control)
             spins += 1
         if missing > 0:
             if aborted == 0:
@@ -128,7 +140,7 @@ def wait_deps(deps, counters, control, dep0, dep_begin, dep_end, epoch, task, ct
                 pick = tl.arange(0, DEP_BLOCK) == k
                 _record_stall(control, task, tl.sum(tl.where(pick, idx, 0), axis=0),
                               tl.sum(tl.where(pick, seen, 0), axis=0), tl.sum(tl.where(pick, need, 0), axis=0),
-                              cta)
+                              cta, epoch)
             ok = 0
     tl.debug_barrier()
     return ok
@@ -136,19 +148,19 @@ def wait_deps(deps, counters, control, dep0, dep_begin, dep_end, epoch, task, ct
 
 @triton.jit
 def release_tile(counters, task, op_counter, group_counter, SCOPE: tl.constexpr):
-    """Publish a finished tile: its group's counter (if any), its op's and its own, after all the CTA's writes.
+    """Publish a finished tile: its op's counter, its own and its group's (if any), after all the CTA's writes.
 
-    The first increment has release semantics; the later ones, after it in program
-    order, are covered by its fence (a PTX release pattern), so they can be relaxed.
+    Each increment is a release: a release orders earlier writes before that one
+    location only, and consumers may poll any of the three.
     """
     tl.debug_barrier()
     tl.atomic_add(counters + op_counter, 1, sem="release", scope=SCOPE)
-    tl.atomic_add(counters + task, 1, sem="relaxed", scope=SCOPE)
+    tl.atomic_add(counters + task, 1, sem="release", scope=SCOPE)
     if group_counter >= 0:
-        tl.atomic_add(counters + group_counter, 1, sem="relaxed", scope=SCOPE)
+        tl.atomic_add(counters + group_counter, 1, sem="release", scope=SCOPE)
 
 
 @triton.jit
-def record_no_progress(control, task, cta):
+def record_no_progress(control, task, cta, epoch):
     """Interleaved driver: a full sweep over the virtual CTAs ran nothing, so the schedule is stuck."""
-    _record_stall(control, task, -1, 0, 0, cta)
+    _record_stall(control, task, -1, 0, 0, cta, epoch)

@@ -21,7 +21,6 @@ import numpy as np
 from megagen.errors import MegagenError
 from megagen.graph.dependencies import TileDAG
 
-# Fields of a task record (int64 each).
 # Fields of a task record (int64 each). A task's first dependency entry is inlined in the record
 # (REC_DEP0 = count << 32 | counter, or -1), so most waits need no load of the dependency list;
 # the list range [REC_DEP_BEGIN, REC_DEP_END) holds the rest.
@@ -32,10 +31,11 @@ RECORD_SIZE = 8
 @dataclasses.dataclass
 class ScoreboardLayout:
     records: np.ndarray  # [tasks, RECORD_SIZE]
-    deps: np.ndarray  # [entries, 2]: (counter index, count per epoch)
+    deps: np.ndarray  # [entries, 2]: (counter index, count per epoch), every entry but each task's first
     num_counters: int
     num_tasks: int
     groups: list  # tuples of task ids, one per group counter
+    waits: int  # dependency entries in all (inlined ones included)
 
     def describe_counter(self, dag: TileDAG, counter: int) -> str:
         """What a counter counts, for error messages."""
@@ -48,7 +48,7 @@ class ScoreboardLayout:
 
     @property
     def waits_per_task(self) -> float:
-        return self.deps.shape[0] / max(self.num_tasks, 1)
+        return self.waits / max(self.num_tasks, 1)
 
 
 def encode_dependencies(dag: TileDAG):
@@ -108,23 +108,27 @@ def encode_dependencies(dag: TileDAG):
 
 
 def build_layout(dag: TileDAG, op_variant: np.ndarray, op_args: np.ndarray) -> ScoreboardLayout:
-    """Task records for every task: dispatch variant, tile, argument-table offset, dependency range, op counter."""
+    """Task records (dispatch variant, tile, argument-table offset, first dependency inlined, range of the
+    other dependencies, op and group counters) and the list of the dependencies not inlined."""
     n = dag.num_tasks
     entries, ptr, group_of_task, groups = encode_dependencies(dag)
+    if len(entries) and (entries[:, 0].max() >= 2 ** 31 or entries[:, 1].max() >= 2 ** 31):
+        raise MegagenError("a counter index or dependency count does not fit in 31 bits; split the graph")
     op = dag.task_op
+    has_deps = ptr[1:] > ptr[:-1]
+    first = entries[ptr[:-1][has_deps]]
+    rest = np.ones(len(entries), bool)
+    rest[ptr[:-1][has_deps]] = False
+    rest_ptr = ptr - np.concatenate([[0], np.cumsum(has_deps)])
     records = np.empty((n, RECORD_SIZE), np.int64)
     records[:, REC_VARIANT] = op_variant[op]
     records[:, REC_TILE] = dag.task_tile
     records[:, REC_ARGS] = op_args[op]
-    has_deps = ptr[1:] > ptr[:-1]
-    first = entries[np.minimum(ptr[:-1], max(len(entries) - 1, 0))] if len(entries) else np.zeros((n, 2), np.int64)
-    if len(entries) and (entries[:, 0].max() >= 2 ** 31 or entries[:, 1].max() >= 2 ** 31):
-        raise MegagenError("a counter index or dependency count does not fit in 31 bits; split the graph")
-    records[:, REC_DEP0] = np.where(has_deps, (first[:, 1] << 32) | first[:, 0], -1)
-    records[:, REC_DEP_BEGIN] = ptr[:-1] + has_deps
-    records[:, REC_DEP_END] = ptr[1:]
+    records[:, REC_DEP0] = -1
+    records[has_deps, REC_DEP0] = (first[:, 1] << 32) | first[:, 0]
+    records[:, REC_DEP_BEGIN] = rest_ptr[:-1]
+    records[:, REC_DEP_END] = rest_ptr[1:]
     records[:, REC_OP_COUNTER] = n + op
     records[:, REC_GROUP_COUNTER] = np.where(group_of_task >= 0, n + dag.num_ops + group_of_task, -1)
-    if entries.size == 0:
-        entries = np.zeros((1, 2), np.int64)  # keep the device buffer non-empty
-    return ScoreboardLayout(records, entries, n + dag.num_ops + len(groups), n, groups)
+    listed = entries[rest] if rest.any() else np.zeros((1, 2), np.int64)  # keep the device buffer non-empty
+    return ScoreboardLayout(records, listed, n + dag.num_ops + len(groups), n, groups, waits=len(entries))

@@ -7,8 +7,9 @@ loads them. A tile of chunk c then needs only the producer tiles that finished r
 chunk c, so the next GEMV starts on early chunks while this one still runs, instead of
 waiting for all of it; the reduction is deterministic and needs no zeroing.
 
-Weights depend on no task, so ``gemv_prefetch`` loads the first BLOCK_K columns of the
-tile's weight block into registers before the tile waits for x. The main loop keeps two
+Weights are written by no task (megagen refuses a graph where an earlier op writes a
+prefetched tensor), so ``gemv_prefetch`` loads the first BLOCK_K columns of the tile's
+weight block into registers before the tile waits for x. The main loop keeps two
 weight blocks in flight. (Asking L2 to prefetch more of the weights, per line or in bulk,
 for this task or the next, measured slower on an H200: see BENCHMARKS.md.)
 """
@@ -86,7 +87,7 @@ def _gemv_plan(w, x, y, BLOCK_N=32, BLOCK_K=512):
     cols = (c * chunk, chunk)
     tile_bytes = BLOCK_N * chunk * w.element_size()
     return TilePlan(t.size,
-                    reads={"w": (rows, cols), "x": (cols,) if parts == 1 and x.dim() == 1 else (ALL, cols)},
+                    reads={"w": (rows, cols), "x": (cols,) if x.dim() == 1 else (ALL, cols)},
                     writes={"y": (rows,) if y.dim() == 1 else ((c, 1), rows)},
                     scalars={"N": n},
                     constexprs={"K": k, "BLOCK_N": BLOCK_N, "BLOCK_K": BLOCK_K, "ROW_TILES": row_tiles,
