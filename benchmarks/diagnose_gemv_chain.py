@@ -6,7 +6,7 @@ Each variant swaps one scoreboard device function before the MegaKernel is gener
 and is timed in its own process. The variants that skip synchronisation compute wrong
 results on purpose: they bound what that synchronisation costs, nothing more.
   baseline      the real kernel
-  relaxed       release_tile without release semantics (no fence)
+  relaxed       release_tile without its fence
   no_wait       wait_deps returns at once
   no_sync       both of the above
   no_compute    tiles do nothing (dispatch, wait and release only)
@@ -28,7 +28,7 @@ VARIANTS = ("baseline", "relaxed", "no_wait", "no_sync", "no_compute")
 
 
 @triton.jit
-def release_relaxed(counters, task, op_counter, group_counter, SCOPE: tl.constexpr):
+def release_relaxed(counters, task, op_counter, group_counter, SCOPE: tl.constexpr, FENCE: tl.constexpr):
     tl.debug_barrier()
     tl.atomic_add(counters + op_counter, 1, sem="relaxed", scope=SCOPE)
     tl.atomic_add(counters + task, 1, sem="relaxed", scope=SCOPE)

@@ -92,7 +92,7 @@ def compile_ptx(build: KernelBuild, *, num_warps: int = 4, arch: int = 90, scope
     if build.interleaved:
         raise MegagenError("compile_ptx checks the GPU drivers; build with interleaved=False")
     constexprs = dict(GRID=build.num_ctas, SCOPE=scope, DEP_BLOCK=dep_block, MAX_SPINS=max_spins,
-                      ARGS_WIDTH=build.args_width)
+                      ARGS_WIDTH=build.args_width, FENCE=True)
     signature = {name: "*i64" for name in POINTER_PARAMS}
     signature["num_tasks"] = "i64"
     signature.update({name: "constexpr" for name in constexprs})

@@ -67,7 +67,7 @@ class MegaKernel:
         )
         self.reset()
         self._constexprs = dict(GRID=num_ctas, SCOPE=scope, DEP_BLOCK=dep_block, MAX_SPINS=max_spins,
-                                ARGS_WIDTH=self.build.args_width)
+                                ARGS_WIDTH=self.build.args_width, FENCE=not interp)
         self._launch_options = dict(num_warps=num_warps)
         if not interp:
             self._launch_options["launch_cooperative_grid"] = True  # all CTAs co-resident, or the launch fails

@@ -31,7 +31,7 @@ SCRIPT = textwrap.dedent('''
     for scheduler in ("round_robin", "zigzag", "work_queue"):
         build = build_kernel(g, scheduler, num_ctas=8, interleaved=False)
         ptx = compile_ptx(build, num_warps=4)
-        assert "atom.global.gpu.acquire" in ptx and "atom.global.gpu.release" in ptx, scheduler
+        assert "atom.global.gpu.acquire" in ptx and "fence.acq_rel.gpu" in ptx, scheduler
         print(scheduler, "ok", len(ptx))
 ''')
 

@@ -477,7 +477,10 @@ def test_bad_static_schedule_deadlocks(device):
         c.prepare()
         with pytest.raises(megagen.DeadlockError, match=r"launch 1 stopped") as err:
             partial.run()
-        assert "4 of 12 tasks finished" in str(err.value), str(err.value)
+        # the first op's 4 tiles, and on a GPU possibly tasks that became ready while the launch wound down
+        finished = re.search(r"(\d+) of 12 tasks finished", str(err.value))
+        assert finished and (int(finished.group(1)) == 4 or (not partial.interleaved and int(finished.group(1)) > 4)), \
+            str(err.value)
         assert "The scoreboard was reset" in str(err.value)
         assert int(partial.counters.count_nonzero()) == 0
         assert partial.launches == 0
