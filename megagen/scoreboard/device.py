@@ -152,15 +152,11 @@ def wait_deps(deps, counters, control, dep0, dep_begin, dep_end, epoch, task, ct
 
 @triton.jit
 def _fence_acq_rel(SCOPE: tl.constexpr):
-    """fence.acq_rel in thread 0 only: after the CTA barrier it orders every thread's writes (cumulativity),
-    as in Triton's own scalar release atomics, without a memory barrier in every warp."""
     if SCOPE == "sys":
-        tl.inline_asm_elementwise("{ .reg .pred p; .reg .u32 t; mov.u32 t, %tid.x; setp.eq.u32 p, t, 0;\n\t"
-                                  "@p fence.acq_rel.sys; mov.u32 $0, 0; }", "=r", [], dtype=tl.int32, is_pure=False,
+        tl.inline_asm_elementwise("fence.acq_rel.sys;\n\tmov.u32 $0, 0;", "=r", [], dtype=tl.int32, is_pure=False,
                                   pack=1)
     else:
-        tl.inline_asm_elementwise("{ .reg .pred p; .reg .u32 t; mov.u32 t, %tid.x; setp.eq.u32 p, t, 0;\n\t"
-                                  "@p fence.acq_rel.gpu; mov.u32 $0, 0; }", "=r", [], dtype=tl.int32, is_pure=False,
+        tl.inline_asm_elementwise("fence.acq_rel.gpu;\n\tmov.u32 $0, 0;", "=r", [], dtype=tl.int32, is_pure=False,
                                   pack=1)
 
 
