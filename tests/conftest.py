@@ -17,13 +17,6 @@ settings.register_profile("megagen", deadline=None, derandomize=True, print_blob
 settings.load_profile("megagen")
 
 
-def pytest_configure(config):
-    # Triton 3.6's interpreter converts 1-element arrays with int(), which NumPy >= 1.25 deprecates; one
-    # warning per interpreted index would drown the report.
-    config.addinivalue_line(
-        "filterwarnings", "ignore:Conversion of an array with ndim > 0 to a scalar:DeprecationWarning")
-
-
 @pytest.fixture(scope="session", autouse=True)
 def megagen_cache_dir(tmp_path_factory):
     """Generated modules go to a fresh cache directory, not ~/.cache/megagen."""
