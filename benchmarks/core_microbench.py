@@ -165,9 +165,8 @@ def gemv_chain(bandwidth: float, sms: int, layers: int = 8, n: int = 4096) -> di
         return float((out - ref).norm() / ref.norm())
 
     configs = [dict(BLOCK_N=bn, BLOCK_K=bk, num_warps=nw, SPLIT_K=sk, ctas_per_sm=c)
-               for bn, bk, nw, sk, c in ((32, 512, 8, 1, 1), (32, 256, 8, 1, 1), (32, 512, 8, 2, 1),
-                                         (32, 512, 8, 4, 1), (16, 512, 4, 1, 2), (16, 256, 4, 1, 2),
-                                         (16, 512, 4, 4, 2))]
+               for bn, bk, nw, sk, c in ((32, 512, 8, 1, 1), (32, 1024, 8, 1, 1), (32, 512, 8, 2, 1),
+                                         (32, 512, 8, 4, 1), (16, 512, 4, 1, 2), (16, 512, 4, 4, 2))]
     schedulers = ("round_robin", "zigzag", "work_queue")
     for cfg in configs:
         row = dict(cfg)

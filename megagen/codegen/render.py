@@ -135,25 +135,11 @@ def render_megakernel(graph, variants, op_variant, layout, schedule, *, interlea
                   dep_begin=L.REC_DEP_BEGIN, dep_end=L.REC_DEP_END, op_counter=L.REC_OP_COUNTER,
                   group_counter=L.REC_GROUP_COUNTER)
     ops = [dict(name=op.name, variant=int(op_variant[op.index]), tiles=op.num_tiles) for op in graph.ops]
-    carry, carry_sample = _carried_variant(variants, layout, schedule, interleaved)
     return _ENV.get_template("megakernel.py.j2").render(
         version=__version__, graph_name=graph.name, num_ops=len(graph.ops), num_tasks=layout.num_tasks,
         num_deps=int(layout.deps.shape[0]), waits_per_task=layout.waits_per_task, scheduler=schedule.scheduler,
         dynamic=schedule.dynamic, interleaved=interleaved, num_ctas=schedule.num_ctas,
-        variants=variants, ops=ops, record=record, carry=carry, carry_sample=carry_sample)
-
-
-def _carried_variant(variants, layout, schedule, interleaved):
-    """The prefetching variant with the most tasks, whose prefetch a persistent static driver issues one
-    task ahead (Triton carries one type across loop iterations, so one variant), and one of its tasks."""
-    if interleaved or schedule.dynamic:
-        return None, None
-    counts = np.bincount(layout.records[:, L.REC_VARIANT], minlength=len(variants))
-    candidates = [v for v in variants if v.prefetch_symbol]
-    if not candidates:
-        return None, None
-    carry = max(candidates, key=lambda v: counts[v.id])
-    return carry, int(np.flatnonzero(layout.records[:, L.REC_VARIANT] == carry.id)[0])
+        variants=variants, ops=ops, record=record)
 
 
 def render_standalone(variant: Variant) -> str:
