@@ -121,10 +121,10 @@ def variants_of(graph) -> tuple[list[Variant], np.ndarray]:
         aligned = {n: op.tensors[n].data_ptr() % 16 == 0 for n in op.task.tensor_names}
         key = op.variant_key + (tuple(aligned.values()),)
         if key not in variants:
-            scalars = [(n, isinstance(v, (float, np.floating))) for n, v in sorted(op.plan.scalars.items())]
+            _, _, scalar_kinds, constexprs = op.variant_key
             variants[key] = Variant(len(variants), op.task,
                                     {n: op.tensors[n].dtype for n in op.task.tensor_names},
-                                    scalars, dict(sorted(op.plan.constexprs.items())), aligned)
+                                    list(scalar_kinds), dict(constexprs), aligned)
         op_variant[op.index] = variants[key].id
     return list(variants.values()), op_variant
 
