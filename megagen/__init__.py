@@ -9,16 +9,20 @@ use_interpreter_without_gpu()
 
 __version__ = "0.1.0"
 
-from megagen.errors import DeadlockError, GraphError, MegagenError, TaskDefinitionError  # noqa: E402
+from megagen.errors import (DeadlockError, GraphError, MegagenError, TaskDefinitionError,  # noqa: E402
+                            UnsupportedModelError)
 from megagen.graph import Op, TaskGraph, TileDAG  # noqa: E402
 from megagen.runtime import MegaKernel, OpLaunches  # noqa: E402
 from megagen.scheduler import (DynamicSchedule, RoundRobin, Scheduler, StaticSchedule, WorkQueue,  # noqa: E402
                                ZigZag, simulate)
 from megagen.tasks import ALL, TilePlan, TaskType, cdiv, register_task, registered_tasks, tile_arange  # noqa: E402
 from megagen import tasks  # noqa: E402,F401  (registers the built-in tasks)
+from megagen.runner import Runner, build  # noqa: E402
+from megagen.reference import Mismatch, find_mismatch, run_reference  # noqa: E402
 
 __all__ = [
-    "ALL", "DeadlockError", "DynamicSchedule", "GraphError", "MegaKernel", "MegagenError", "Op", "OpLaunches",
-    "RoundRobin", "Scheduler", "StaticSchedule", "TaskDefinitionError", "TaskGraph", "TaskType", "TileDAG",
-    "TilePlan", "WorkQueue", "ZigZag", "cdiv", "register_task", "registered_tasks", "simulate", "tile_arange",
+    "ALL", "DeadlockError", "DynamicSchedule", "GraphError", "MegaKernel", "MegagenError", "Mismatch", "Op",
+    "OpLaunches", "RoundRobin", "Runner", "Scheduler", "StaticSchedule", "TaskDefinitionError", "TaskGraph",
+    "TaskType", "TileDAG", "TilePlan", "UnsupportedModelError", "WorkQueue", "ZigZag", "build", "cdiv",
+    "find_mismatch", "register_task", "registered_tasks", "run_reference", "simulate", "tile_arange",
 ]

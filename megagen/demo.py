@@ -1,76 +1,98 @@
-"""The main job: build a small task graph, compile it into one MegaKernel per scheduler, run it, check it.
+"""The main job: build a HuggingFace causal LM into a MegaKernel and generate with it beside HuggingFace.
 
-    python -m megagen.demo
+    python -m megagen.demo [--model PRESET_OR_PATH] [--new-tokens N] [--batch B]
 
-Without a CUDA GPU it runs in Triton's CPU interpreter (a small graph, float32);
-on a GPU it uses a larger bf16 graph and also times the MegaKernel.
+``--model`` is a preset of models/presets.py (random weights; no hub is needed) or a local
+checkpoint directory (``from_pretrained``). Without a CUDA GPU it runs the tiny
+"tiny-qwen3" preset in float32 in Triton's CPU interpreter; on a GPU, Qwen3-0.6B in
+bfloat16, and it also times a decode step.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import torch
 
 import megagen
+import models
 from megagen.backend import default_device, interpreting
-from megagen.tasks import add, gemv
 
 
-def build(n: int, layers: int, dtype: torch.dtype, device):
-    """A residual GEMV stack: h = h + W_i h, the dependency shape of a decoder's layers."""
-    torch.manual_seed(0)
-    ws = [(torch.randn(n, n, device=device) / n ** 0.5).to(dtype) for _ in range(layers)]
-    h = [torch.randn(n, device=device).to(dtype)] + [torch.empty(n, device=device, dtype=dtype) for _ in range(layers)]
-    tmp = torch.empty(n, device=device, dtype=dtype)
-    g = megagen.TaskGraph("residual_gemv_stack", inputs=[h[0], *ws])
-    for i in range(layers):
-        g.add(gemv, name=f"proj_{i}", w=ws[i], x=h[i], y=tmp, BLOCK_N=16, BLOCK_K=64 if n <= 256 else 512)
-        g.add(add, name=f"residual_{i}", x=h[i], y=tmp, out=h[i + 1], BLOCK=64 if n <= 256 else 1024)
-    ref = h[0].float()
-    for w in ws:
-        ref = ref + (w.float() @ ref.to(dtype).float()).to(dtype).float()
-        ref = ref.to(dtype).float()
-    return g, h, ref
+def load(name: str, dtype: torch.dtype, device):
+    if os.path.isdir(name):
+        from transformers import AutoModelForCausalLM
+        return AutoModelForCausalLM.from_pretrained(name, dtype=dtype).to(device).eval()
+    return models.random_model(name, dtype=dtype, device=device, initializer_range=0.3 if interpreting() else 0.02)
 
 
 def main():
-    ap = argparse.ArgumentParser(description="Build and run a MegaKernel")
+    cpu = interpreting()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default="tiny-qwen3" if cpu else "Qwen3-0.6B",
+                    help=f"a preset ({', '.join(sorted(models.PRESETS))}) or a local checkpoint directory")
+    ap.add_argument("--prompt-len", type=int, default=8 if cpu else 512)
+    ap.add_argument("--new-tokens", type=int, default=8 if cpu else 32)
+    ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--show-source", action="store_true", help="print the whole generated MegaKernel source")
     args = ap.parse_args()
+    if args.new_tokens < 2:
+        ap.error("--new-tokens must be at least 2 (the first new token comes from the prefill)")
     device = default_device()
-    small = interpreting()
-    n, layers, dtype = (128, 3, torch.float32) if small else (4096, 8, torch.bfloat16)
-    print(f"megagen {megagen.__version__}: {'Triton interpreter on the CPU' if small else torch.cuda.get_device_name()}")
-    g, h, ref = build(n, layers, dtype, device)
-    dag = g.dependencies
-    print(f"graph: {len(g.ops)} ops, {dag.num_tasks} tiles, {dag.num_edges} tile dependencies")
+    dtype = torch.float32 if cpu else torch.bfloat16
+    print(f"megagen {megagen.__version__}: {'Triton interpreter on the CPU' if cpu else torch.cuda.get_device_name()}")
+    model = load(args.model, dtype, device)
+    t0 = time.perf_counter()
+    runner = megagen.build(model, max_seq_len=args.prompt_len + args.new_tokens, max_batch_size=args.batch)
+    kernel = runner.kernel(args.batch)
+    print(f"{args.model} ({type(model).__name__}, {dtype}): {len(runner.task_graph.ops)} ops, "
+          f"{kernel.dag.num_tasks} tiles, {kernel.num_ctas} CTAs; built in {time.perf_counter() - t0:.1f} s")
+
+    torch.manual_seed(1)
+    ids = torch.randint(3, model.config.vocab_size, (args.batch, args.prompt_len), device=device)
+    t0 = time.perf_counter()
+    ours = runner.generate(ids, max_new_tokens=args.new_tokens)
+    elapsed = time.perf_counter() - t0
+    with torch.no_grad():
+        theirs = model.generate(ids, do_sample=False, max_new_tokens=args.new_tokens)
+    for b in range(args.batch):
+        print(f"row {b} megagen:     {ours[b, args.prompt_len:].tolist()}")
+        print(f"row {b} HuggingFace: {theirs[b, args.prompt_len:].tolist()}")
+    same = ours.shape == theirs.shape and torch.equal(ours, theirs)
+    print(f"identical tokens: {same}  (generate took {elapsed:.1f} s, Triton compile included)")
+    if not same and cpu:
+        raise SystemExit("megagen's tokens differ from HuggingFace's (float32 must match exactly)")
+    if not same:
+        print("(in bfloat16 a near-tie can flip an argmax and the sequences then diverge; "
+              "benchmarks/decode_check.py measures the logits' agreement)")
+
+    # the other schedulers: one decode step each from the same state gives the same logits
+    reference = runner.logits(args.batch).float().clone()
     for scheduler in ("round_robin", "zigzag", "work_queue"):
-        t0 = time.perf_counter()
-        mk = g.compile(scheduler)
-        h[-1].fill_(float("nan"))
-        mk.run()
-        mk.run()  # a second launch: counters advance by epoch, nothing is reset
-        elapsed = time.perf_counter() - t0
-        err = float((h[-1].float() - ref).norm() / ref.norm())
-        line = (f"{scheduler:>11}: {mk.num_ctas} CTAs, relative error vs torch {err:.1e}, "
-                f"simulated {mk.simulation.summary()}, build+2 runs {elapsed:.1f} s")
-        if not small:
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            for _ in range(100):
-                mk.run(check=False)
-            end.record()
-            torch.cuda.synchronize()
-            mk.check()
-            line += f", {start.elapsed_time(end) / 100 * 1e3:.1f} us per launch"
-        print(line)
-        tolerance = 1e-4 if dtype == torch.float32 else 2e-2
-        if not err < tolerance:
-            raise SystemExit(f"{scheduler}: result differs from torch (relative error {err:.2e})")
-    print(f"generated source: {mk.source_path}")
-    src = mk.source.splitlines()
-    print("\n".join(src if args.show_source else src[:12] + ["..."]))
+        other = megagen.build(model, scheduler=scheduler, max_seq_len=args.prompt_len + args.new_tokens,
+                              max_batch_size=args.batch)
+        other.prefill(ours[:, :-2])
+        other.state.tokens[:args.batch] = ours[:, -2]  # replay round_robin's last step: same token, same position
+        other.kernel(args.batch).run()
+        err = ((other.logits(args.batch).float() - reference).abs().max() / reference.abs().max()).item()
+        print(f"{scheduler:>11}: last step's logits within {err:.1e} (relative) of round_robin's")
+        if err > (1e-4 if cpu else 2e-2):
+            raise SystemExit(f"{scheduler}: logits differ")
+
+    if not cpu:
+        runner.prefill(ids)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(20):
+            kernel.run(check=False)
+        end.record()
+        torch.cuda.synchronize()
+        kernel.check()
+        print(f"decode step: {start.elapsed_time(end) / 20:.3f} ms per token (one MegaKernel launch)")
+    print(f"generated source: {kernel.source_path}")
+    src = kernel.source.splitlines()
+    print("\n".join(src if args.show_source else src[:14] + ["..."]))
 
 
 if __name__ == "__main__":

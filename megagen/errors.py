@@ -15,3 +15,7 @@ class GraphError(MegagenError):
 
 class DeadlockError(MegagenError):
     """A schedule cannot finish, or a MegaKernel run stopped waiting on a dependency that never arrived."""
+
+
+class UnsupportedModelError(MegagenError):
+    """A model (or one of its modules or settings) megagen cannot map onto its task library."""

@@ -192,6 +192,11 @@ class OpLaunches:
             self._launches.append((modules[v.id].standalone, (op.num_tiles,), args))
         self.num_warps = num_warps
 
+    def run_op(self, index: int) -> None:
+        """Launch op ``index`` of the graph on its own (every tile, one program each)."""
+        kernel, grid, args = self._launches[index]
+        kernel[grid](*args, num_warps=self.num_warps)
+
     def run(self) -> None:
-        for kernel, grid, args in self._launches:
-            kernel[grid](*args, num_warps=self.num_warps)
+        for index in range(len(self._launches)):
+            self.run_op(index)

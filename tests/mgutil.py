@@ -55,10 +55,11 @@ def _latest_ready_first(dag: megagen.TileDAG) -> np.ndarray:
     """A topological order that always takes the highest-numbered ready task (depth first, far from 0..n-1)."""
     n = dag.num_tasks
     consumers = [[] for _ in range(n)]
-    indeg = np.diff(dag.dep_ptr).astype(np.int64)
+    indeg = np.zeros(n, np.int64)
     for t in range(n):
         for p in dag.deps(t).tolist():
             consumers[p].append(t)
+            indeg[t] += 1
     ready = [-t for t in np.flatnonzero(indeg == 0).tolist()]
     heapq.heapify(ready)
     order = []

@@ -1,4 +1,4 @@
-"""The README's example runs as written, the demo runs, and dependency derivation stays fast."""
+"""The README's examples run as written, the demo runs, and dependency derivation stays fast."""
 import re
 import runpy
 import subprocess
@@ -9,12 +9,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_readme_example_runs(tmp_path, capsys):
-    code = re.search(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S).group(1)
-    script = tmp_path / "readme_example.py"
+def _run_readme_block(index, tmp_path, capsys) -> list[str]:
+    code = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)[index]
+    script = tmp_path / f"readme_example_{index}.py"
     script.write_text(code)
     runpy.run_path(str(script), run_name="__main__")
-    out = capsys.readouterr().out.splitlines()
+    return capsys.readouterr().out.splitlines()
+
+
+def test_readme_model_example_runs(tmp_path, capsys):
+    out = _run_readme_block(0, tmp_path, capsys)
+    assert out[0] == "True"
+    assert "L0.attention" in out[1]
+    assert out[2].endswith(".py")
+
+
+def test_readme_example_runs(tmp_path, capsys):
+    out = _run_readme_block(1, tmp_path, capsys)
     assert out[0] == "True"
     assert "RAW" in out[1]
 

@@ -40,8 +40,12 @@ class Access:
 class TileDAG:
     """Tasks are numbered op by op, tile by tile; that numbering is a topological order.
 
-    ``dep_ptr``/``dep_idx`` are CSR: the producers of task ``t`` are
-    ``dep_idx[dep_ptr[t]:dep_ptr[t+1]]`` (sorted, unique).
+    A task's producers come in two forms. ``dep_idx[dep_ptr[t]:dep_ptr[t+1]]`` are single
+    producer tasks (sorted, unique). ``need_idx[need_ptr[t]:need_ptr[t+1]]`` are *producer
+    sets* it needs entirely; set ``s`` is ``set_idx[set_ptr[s]:set_ptr[s+1]]`` (tasks of one
+    op, sorted). Many consumer tiles often need the same large set - all of an op when a
+    fused RMSNorm reads a whole row, one K chunk of it under split-K - and a set is stored
+    once instead of once per consumer tile. ``deps(t)`` gives both forms as task ids.
     """
 
     op_names: list[str]
@@ -49,6 +53,17 @@ class TileDAG:
     dep_ptr: np.ndarray
     dep_idx: np.ndarray
     op_graph: nx.DiGraph
+    set_ptr: np.ndarray | None = None  # None: no producer sets
+    set_idx: np.ndarray | None = None
+    need_ptr: np.ndarray | None = None
+    need_idx: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.set_ptr is None:
+            self.set_ptr = np.zeros(1, np.int64)
+            self.set_idx = np.zeros(0, np.int64)
+            self.need_ptr = np.zeros(self.num_tasks + 1, np.int64)
+            self.need_idx = np.zeros(0, np.int64)
 
     @property
     def num_tasks(self) -> int:
@@ -59,8 +74,13 @@ class TileDAG:
         return len(self.op_names)
 
     @property
+    def num_sets(self) -> int:
+        return int(self.set_ptr.size - 1)
+
+    @property
     def num_edges(self) -> int:
-        return int(self.dep_idx.size)
+        """Tile-level dependencies, a set counted once per member for each task that needs it."""
+        return int(self.dep_idx.size + np.diff(self.set_ptr)[self.need_idx].sum())
 
     @property
     def task_op(self) -> np.ndarray:
@@ -70,8 +90,17 @@ class TileDAG:
     def task_tile(self) -> np.ndarray:
         return np.arange(self.num_tasks) - self.op_offsets[self.task_op]
 
+    def set_tasks(self, s: int) -> np.ndarray:
+        return self.set_idx[self.set_ptr[s]:self.set_ptr[s + 1]]
+
+    def needs(self, task: int) -> np.ndarray:
+        """The producer sets ``task`` needs entirely."""
+        return self.need_idx[self.need_ptr[task]:self.need_ptr[task + 1]]
+
     def deps(self, task: int) -> np.ndarray:
-        return self.dep_idx[self.dep_ptr[task]:self.dep_ptr[task + 1]]
+        """Every producer task of ``task``, sorted."""
+        sets = [self.set_tasks(s) for s in self.needs(task).tolist()]
+        return np.unique(np.concatenate([self.dep_idx[self.dep_ptr[task]:self.dep_ptr[task + 1]], *sets]))
 
     def describe(self, task: int) -> str:
         op = int(np.searchsorted(self.op_offsets, task, side="right") - 1)
@@ -82,8 +111,7 @@ class TileDAG:
         g = nx.DiGraph()
         names = [(self.op_names[o], int(t)) for o, t in zip(self.task_op, self.task_tile)]
         g.add_nodes_from(names)
-        consumers = np.repeat(np.arange(self.num_tasks), np.diff(self.dep_ptr))
-        g.add_edges_from((names[p], names[c]) for p, c in zip(self.dep_idx.tolist(), consumers.tolist()))
+        g.add_edges_from((names[int(p)], names[c]) for c in range(self.num_tasks) for p in self.deps(c))
         return g
 
 
@@ -233,7 +261,9 @@ def derive_dependencies(graph) -> TileDAG:
     ops = graph.ops
     offsets = np.zeros(len(ops) + 1, dtype=np.int64)
     offsets[1:] = np.cumsum([op.num_tiles for op in ops])
-    edge_parts = []
+    edge_parts, need_parts = [], []
+    set_ids: dict[tuple, int] = {}  # (producer op, member tiles) -> set id
+    set_members: list[np.ndarray] = []
     op_graph = nx.DiGraph()
     for op in ops:
         op_graph.add_node(op.name, task=op.task.name, tiles=op.num_tiles, index=op.index)
@@ -255,9 +285,16 @@ def derive_dependencies(graph) -> TileDAG:
                     if not (prev.write or acc.write):
                         continue
                     seen_writer |= prev.write
-                    ci, pi = overlapping_pairs(acc.starts, acc.ends, prev.starts, prev.ends)
+                    sets, ci, pi = _overlaps(acc, prev)
+                    for consumers, producers in sets:
+                        key = (prev.op, producers.tobytes())
+                        sid = set_ids.setdefault(key, len(set_ids))
+                        if sid == len(set_members):
+                            set_members.append(offsets[prev.op] + producers)
+                        need_parts.append(np.stack([offsets[acc.op] + consumers, np.full_like(consumers, sid)]))
                     if ci.size:
                         edge_parts.append(np.stack([offsets[acc.op] + ci, offsets[prev.op] + pi]))
+                    if sets or ci.size:
                         kind = "RAW" if prev.write and not acc.write else ("WAW" if prev.write else "WAR")
                         producer = ops[prev.op].name
                         if op_graph.has_edge(producer, consumer.name):
@@ -277,13 +314,84 @@ def derive_dependencies(graph) -> TileDAG:
             i = j
 
     n = int(offsets[-1])
-    if edge_parts:
-        edges = np.concatenate(edge_parts, axis=1)
-        keys = np.unique(edges[0] * n + edges[1])
-        dst, src = keys // n, keys % n
-    else:
-        dst = src = np.empty(0, np.int64)
-    dep_ptr = np.zeros(n + 1, dtype=np.int64)
-    np.add.at(dep_ptr, dst + 1, 1)
-    dep_ptr = np.cumsum(dep_ptr)
-    return TileDAG([op.name for op in ops], offsets, dep_ptr, src.astype(np.int64), op_graph)
+    num_sets = max(len(set_members), 1)
+    needs = _unique_pairs(need_parts, num_sets)
+    set_ptr = np.concatenate([[0], np.cumsum([m.size for m in set_members])]).astype(np.int64)
+    set_idx = np.concatenate(set_members) if set_members else np.zeros(0, np.int64)
+    singles = _unique_pairs(edge_parts, n)
+    if needs.size and singles.size:  # drop single producers that a set of the same consumer already holds
+        sets_of_task = np.repeat(np.arange(len(set_members)), np.diff(set_ptr))
+        order = np.argsort(set_idx, kind="stable")
+        lo, hi = np.searchsorted(set_idx[order], singles[1]), np.searchsorted(set_idx[order], singles[1], "right")
+        pair = np.repeat(np.arange(singles.shape[1]), hi - lo)
+        member_set = sets_of_task[order][_ranges(lo, hi)]
+        held = np.isin(singles[0][pair] * num_sets + member_set, needs[0] * num_sets + needs[1])
+        covered = np.zeros(singles.shape[1], bool)
+        covered[pair[held]] = True
+        singles = singles[:, ~covered]
+    dep_ptr, dep_idx = _csr(singles, n)
+    need_ptr, need_idx = _csr(needs, n)
+    return TileDAG([op.name for op in ops], offsets, dep_ptr, dep_idx, op_graph, set_ptr, set_idx.astype(np.int64),
+                   need_ptr, need_idx)
+
+
+# Consumer tiles whose box overlaps at least this many producer tiles get a producer set (shared when equal).
+SET_MIN_TILES = 4
+
+
+def _overlaps(acc: Access, prev: Access):
+    """Dependencies of ``acc``'s tiles on ``prev``'s: (sets, ci, pi).
+
+    ``sets`` lists (consumer tiles, producer tiles) pairs where each consumer needs all those
+    producers: consumers whose box contains every producer box, and consumers with one box
+    overlapping at least SET_MIN_TILES producers. ``ci, pi`` are the remaining pairs.
+    """
+    nonempty = np.all(prev.ends > prev.starts, axis=1)
+    if np.count_nonzero(nonempty) < SET_MIN_TILES:
+        ci, pi = overlapping_pairs(acc.starts, acc.ends, prev.starts, prev.ends)
+        return [], ci, pi
+    sets = []
+    lo, hi = prev.starts[nonempty].min(axis=0), prev.ends[nonempty].max(axis=0)
+    covers = np.all(acc.starts <= lo, axis=1) & np.all(acc.ends >= hi, axis=1)
+    if covers.any():
+        sets.append((np.flatnonzero(covers), np.flatnonzero(nonempty)))
+    rest = np.flatnonzero(~covers)
+    boxes, box_of = np.unique(np.concatenate([acc.starts[rest], acc.ends[rest]], axis=1), axis=0,
+                              return_inverse=True)
+    box_of = box_of.ravel()
+    dims = acc.starts.shape[1]
+    ui, pi = overlapping_pairs(boxes[:, :dims], boxes[:, dims:], prev.starts, prev.ends)
+    as_set = np.bincount(ui, minlength=len(boxes)) >= SET_MIN_TILES
+    if as_set.any():
+        by_box = np.argsort(box_of, kind="stable")
+        cons_bounds = np.searchsorted(box_of[by_box], np.arange(len(boxes) + 1))
+        pair_order = np.argsort(ui, kind="stable")
+        pair_bounds = np.searchsorted(ui[pair_order], np.arange(len(boxes) + 1))
+        for u in np.flatnonzero(as_set).tolist():
+            sets.append((rest[by_box[cons_bounds[u]:cons_bounds[u + 1]]],
+                         np.sort(pi[pair_order[pair_bounds[u]:pair_bounds[u + 1]]])))
+    single = rest[~as_set[box_of]]
+    ci, pi = overlapping_pairs(acc.starts[single], acc.ends[single], prev.starts, prev.ends)
+    return sets, single[ci], pi
+
+
+def _ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Concatenation of arange(lo[i], hi[i]) for all i."""
+    lengths = hi - lo
+    starts = np.repeat(lo - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+    return (starts + np.arange(int(lengths.sum()))).astype(np.int64)
+
+
+def _unique_pairs(parts, base: int) -> np.ndarray:
+    """Concatenate [2, k] (consumer, producer) arrays; sort by consumer then producer; drop repeats."""
+    if not parts:
+        return np.empty((2, 0), np.int64)
+    edges = np.concatenate(parts, axis=1)
+    keys = np.unique(edges[0] * base + edges[1])
+    return np.stack([keys // base, keys % base])
+
+
+def _csr(edges: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(ptr, edges[0] + 1, 1)
+    return np.cumsum(ptr), edges[1].astype(np.int64)

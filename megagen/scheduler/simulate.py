@@ -77,12 +77,21 @@ def _simulate_static(schedule: StaticSchedule, dag: TileDAG, cost: np.ndarray) -
     consumers_order = np.argsort(dag.dep_idx, kind="stable")
     consumer_of_edge = np.repeat(np.arange(n), np.diff(dag.dep_ptr))[consumers_order]
     cons_ptr = np.searchsorted(dag.dep_idx[consumers_order], np.arange(n + 1))
-    indeg = np.diff(dag.dep_ptr) + (prev >= 0)
+    # producer sets: a consumer is released once, when the last member of the set finishes
+    member_order = np.argsort(dag.set_idx, kind="stable")
+    set_of_member = np.repeat(np.arange(dag.num_sets), np.diff(dag.set_ptr))[member_order]
+    member_ptr = np.searchsorted(dag.set_idx[member_order], np.arange(n + 1))
+    need_order = np.argsort(dag.need_idx, kind="stable")
+    set_consumer = np.repeat(np.arange(n), np.diff(dag.need_ptr))[need_order]
+    set_cons_ptr = np.searchsorted(dag.need_idx[need_order], np.arange(dag.num_sets + 1))
+    set_left = np.diff(dag.set_ptr).tolist()
+    set_finish = np.zeros(dag.num_sets)
+    indeg = np.diff(dag.dep_ptr) + np.diff(dag.need_ptr) + (prev >= 0)
     finish = np.zeros(n)
     start = np.zeros(n)
     ready = deque(np.flatnonzero(indeg == 0).tolist())
     indeg = indeg.tolist()
-    dep_ptr, dep_idx = dag.dep_ptr, dag.dep_idx
+    dep_ptr, dep_idx, need_ptr, need_idx = dag.dep_ptr, dag.dep_idx, dag.need_ptr, dag.need_idx
     done = 0
     while ready:
         t = ready.popleft()
@@ -90,10 +99,19 @@ def _simulate_static(schedule: StaticSchedule, dag: TileDAG, cost: np.ndarray) -
         d = dep_idx[dep_ptr[t]:dep_ptr[t + 1]]
         if d.size:
             s = max(s, finish[d].max())
+        w = need_idx[need_ptr[t]:need_ptr[t + 1]]
+        if w.size:
+            s = max(s, set_finish[w].max())
         start[t] = s
         finish[t] = s + cost[t]
         done += 1
-        for c in consumer_of_edge[cons_ptr[t]:cons_ptr[t + 1]].tolist() + ([int(nxt[t])] if nxt[t] >= 0 else []):
+        released = consumer_of_edge[cons_ptr[t]:cons_ptr[t + 1]].tolist() + ([int(nxt[t])] if nxt[t] >= 0 else [])
+        for k in set_of_member[member_ptr[t]:member_ptr[t + 1]].tolist():
+            set_finish[k] = max(set_finish[k], finish[t])
+            set_left[k] -= 1
+            if set_left[k] == 0:
+                released += set_consumer[set_cons_ptr[k]:set_cons_ptr[k + 1]].tolist()
+        for c in released:
             indeg[c] -= 1
             if indeg[c] == 0:
                 ready.append(c)
@@ -127,19 +145,29 @@ def _simulate_dynamic(schedule: DynamicSchedule, dag: TileDAG, cost: np.ndarray)
     pos = np.empty(n, np.int64)
     pos[order] = np.arange(n)
     consumer = np.repeat(np.arange(n), np.diff(dag.dep_ptr))
-    late = pos[dag.dep_idx] > pos[consumer]
+    last_of_set = np.array([dag.set_tasks(k)[pos[dag.set_tasks(k)].argmax()] for k in range(dag.num_sets)],
+                           dtype=np.int64)
+    need_consumer = np.repeat(np.arange(n), np.diff(dag.need_ptr))
+    producers = np.concatenate([dag.dep_idx, last_of_set[dag.need_idx]])
+    consumers = np.concatenate([consumer, need_consumer])
+    late = pos[producers] > pos[consumers]
     if np.any(late):
         k = int(np.argmax(late))
         raise DeadlockError(
-            f"work queue '{schedule.scheduler}' is not a topological order: {dag.describe(int(consumer[k]))} "
-            f"comes before its producer {dag.describe(int(dag.dep_idx[k]))}; with every CTA holding a task "
+            f"work queue '{schedule.scheduler}' is not a topological order: {dag.describe(int(consumers[k]))} "
+            f"comes before its producer {dag.describe(int(producers[k]))}; with every CTA holding a task "
             "that waits on a later one, the kernel could hang")
+    set_finish = {}
     free = [(0.0, c) for c in range(schedule.num_ctas)]
     start, finish, cta = np.zeros(n), np.zeros(n), np.zeros(n, np.int64)
     for t in order.tolist():
         f, c = heapq.heappop(free)
-        d = dag.deps(t)
+        d = dag.dep_idx[dag.dep_ptr[t]:dag.dep_ptr[t + 1]]
         s = max(f, finish[d].max()) if d.size else f
+        for k in dag.needs(t).tolist():  # a topological order has finished every member already
+            if k not in set_finish:
+                set_finish[k] = finish[dag.set_tasks(k)].max()
+            s = max(s, set_finish[k])
         start[t], finish[t], cta[t] = s, s + cost[t], c
         heapq.heappush(free, (finish[t], c))
     busy = np.bincount(cta, weights=cost, minlength=schedule.num_ctas)

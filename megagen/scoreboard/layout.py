@@ -52,59 +52,68 @@ class ScoreboardLayout:
 
 
 def encode_dependencies(dag: TileDAG):
-    """Compress each task's producer list into counter waits.
+    """Compress each task's producers into counter waits.
 
-    Returns (entries [k, 2] of (counter, count per epoch) grouped by consumer, ptr [tasks + 1],
-    group_of_task [tasks] (group index or -1), the groups' task tuples). Counter indices:
-    tasks first, then ops, then groups.
+    Every producer set a task needs - a set of the DAG, or two or more single producers of one op -
+    becomes one wait: on the op counter when it is the whole op, on a group counter when the set
+    is disjoint from every other such set (each task can release one group), and otherwise on
+    each member's tile counter. Returns (entries [k, 2] of (counter, count per epoch) grouped by
+    consumer, ptr [tasks + 1], group_of_task [tasks] (group index or -1), the groups' task tuples).
+    Counter indices: tasks first, then ops, then groups.
     """
     n, num_ops = dag.num_tasks, dag.num_ops
     tiles = np.diff(dag.op_offsets)
+    task_op = dag.task_op
     consumer = np.repeat(np.arange(n), np.diff(dag.dep_ptr))
     producer = dag.dep_idx
-    key = consumer * num_ops + dag.task_op[producer]
-    groups, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
-    whole = counts == tiles[groups % num_ops]
-    parts = []  # (consumer, counter, count)
-    parts.append((groups[whole] // num_ops, n + groups[whole] % num_ops, tiles[groups[whole] % num_ops]))
+    key = consumer * num_ops + task_op[producer]
+    _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+    in_set = counts[inverse] > 1
+    parts = [(consumer[~in_set], producer[~in_set], np.ones(int((~in_set).sum()), np.int64))]
 
-    # Partial producer sets: a set disjoint from every other set of the same producer op becomes a group.
-    partial = ~whole & (counts > 1)
-    edge_partial = partial[inverse]
-    order = np.argsort(key[edge_partial], kind="stable")  # dep_idx is sorted per consumer already
-    prods = producer[edge_partial][order]
-    bounds = np.cumsum(counts[partial])[:-1]
-    sets = [tuple(a.tolist()) for a in np.split(prods, bounds)] if prods.size else []
-    set_id = {}
-    for s_ in sets:
-        set_id.setdefault(s_, len(set_id))
-    distinct = list(set_id)
+    # distinct member tuples -> the consumers that need them
+    needers: dict[tuple, list] = {}
+    need_order = np.argsort(dag.need_idx, kind="stable")
+    need_consumer = np.repeat(np.arange(n), np.diff(dag.need_ptr))[need_order]
+    need_bounds = np.searchsorted(dag.need_idx[need_order], np.arange(dag.num_sets + 1))
+    for s_ in range(dag.num_sets):
+        needers.setdefault(tuple(dag.set_tasks(s_).tolist()), []).extend(
+            need_consumer[need_bounds[s_]:need_bounds[s_ + 1]].tolist())
+    order = np.argsort(key[in_set], kind="stable")
+    cons_sorted, prod_sorted = consumer[in_set][order], producer[in_set][order]
+    bounds = np.flatnonzero(np.diff(key[in_set][order])) + 1
+    for c_, members in zip(np.split(cons_sorted, bounds), np.split(prod_sorted, bounds)):
+        if c_.size:
+            needers.setdefault(tuple(members.tolist()), []).append(int(c_[0]))
+
+    def whole_op(members):
+        op = task_op[members[0]]
+        return op if len(members) == tiles[op] else -1
+    partial = [m for m in needers if whole_op(m) < 0]
     membership = np.zeros(n, np.int64)
-    for s_ in distinct:
-        membership[list(s_)] += 1
-    group_of_set = {}
-    group_of_task = np.full(n, -1, np.int64)
-    for s_ in distinct:
-        if np.all(membership[list(s_)] == 1):
-            group_of_set[s_] = len(group_of_set)
-            group_of_task[list(s_)] = group_of_set[s_]
-    grouped_key = np.zeros(groups.size, bool)
-    partial_idx = np.flatnonzero(partial)
-    for g_index, s_ in zip(partial_idx, sets):
-        if s_ in group_of_set:
-            grouped_key[g_index] = True
-            parts.append((np.array([groups[g_index] // num_ops]), np.array([n + num_ops + group_of_set[s_]]),
-                          np.array([len(s_)])))
-    single = ~(whole | grouped_key)[inverse]
-    parts.append((consumer[single], producer[single], np.ones(int(single.sum()), np.int64)))
+    for m in partial:
+        membership[list(m)] += 1
+    groups, group_of_task = [], np.full(n, -1, np.int64)
+    for members, cons in needers.items():
+        cons = np.asarray(cons, np.int64)
+        op = whole_op(members)
+        if op >= 0:
+            parts.append((cons, np.full(cons.size, n + op), np.full(cons.size, tiles[op])))
+        elif np.all(membership[list(members)] == 1):
+            group_of_task[list(members)] = len(groups)
+            parts.append((cons, np.full(cons.size, n + num_ops + len(groups)), np.full(cons.size, len(members))))
+            groups.append(members)
+        else:
+            parts.append((np.repeat(cons, len(members)), np.tile(np.asarray(members, np.int64), cons.size),
+                          np.ones(cons.size * len(members), np.int64)))
     cons = np.concatenate([p[0] for p in parts]).astype(np.int64)
     counter = np.concatenate([p[1] for p in parts]).astype(np.int64)
     count = np.concatenate([p[2] for p in parts]).astype(np.int64)
-    order = np.lexsort((counter, cons))
-    entries = np.stack([counter[order], count[order]], axis=1)
+    keys = np.unique(np.stack([cons, counter, count], axis=1), axis=0)  # sorted by consumer, then counter
+    entries = keys[:, 1:]
     ptr = np.zeros(n + 1, np.int64)
-    ptr[1:] = np.cumsum(np.bincount(cons, minlength=n))
-    return entries, ptr, group_of_task, list(group_of_set)
+    ptr[1:] = np.cumsum(np.bincount(keys[:, 0], minlength=n))
+    return entries, ptr, group_of_task, groups
 
 
 def build_layout(dag: TileDAG, op_variant: np.ndarray, op_args: np.ndarray) -> ScoreboardLayout:

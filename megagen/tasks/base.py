@@ -11,10 +11,16 @@ Tile functions bind their arguments by name: each parameter of the ``@triton.jit
 function must be a tensor name (it receives a typed pointer), a scalar or a
 constexpr from the plan, ``tile`` (the tile index), or, for the main function of
 a task with a ``prefetch`` part, ``prefetched`` (what ``prefetch`` returned).
+
+A task may also give a *reference*: a plain PyTorch function performing one tile's writes
+in place, with parameters bound by name the same way (tensors arrive as torch tensors, and
+``prefetched`` does not exist). ``megagen.reference`` runs graphs with it to localise a
+MegaKernel mismatch to one op and tile.
 """
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -82,6 +88,11 @@ def _arg_names(fn) -> list[str]:
     return list(names)
 
 
+def param_names(fn) -> list[str]:
+    """Parameter names of a tile function (Triton) or of a reference (plain Python)."""
+    return _arg_names(fn) if hasattr(fn, "arg_names") else list(inspect.signature(fn).parameters)
+
+
 @dataclasses.dataclass(eq=False)
 class TaskType:
     """A registered tile kernel. Create with ``register_task``; add to a graph with ``TaskGraph.add``."""
@@ -92,6 +103,7 @@ class TaskType:
     outputs: tuple[str, ...]
     plan: Callable[..., TilePlan]
     prefetch: Any = None
+    reference: Callable[..., None] | None = None
 
     def __post_init__(self):
         tensors = set(self.inputs) | set(self.outputs)
@@ -114,6 +126,22 @@ class TaskType:
         elif "prefetched" in names:
             raise TaskDefinitionError(
                 f"task '{self.name}': the tile function takes 'prefetched' but no prefetch function was given")
+        if self.reference is not None:
+            self._check_reference()
+
+    def _check_reference(self):
+        ref = self.reference
+        if not callable(ref) or hasattr(ref, "arg_names"):
+            raise TaskDefinitionError(f"task '{self.name}': reference must be a plain Python function (torch), "
+                                      f"not {ref!r}")
+        kinds = {p.kind for p in inspect.signature(ref).parameters.values()}
+        if kinds & {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD,
+                    inspect.Parameter.POSITIONAL_ONLY}:
+            raise TaskDefinitionError(f"task '{self.name}': reference {ref.__name__} receives its arguments by "
+                                      "name; give it named parameters only (no *args, **kwargs or /)")
+        if "prefetched" in param_names(ref):
+            raise TaskDefinitionError(f"task '{self.name}': reference {ref.__name__} takes 'prefetched'; a "
+                                      "reference loads what it needs from the tensors itself")
 
     @property
     def tensor_names(self) -> tuple[str, ...]:
@@ -154,15 +182,17 @@ class TaskType:
         clash = (set(plan.scalars) | set(plan.constexprs)) & _RESERVED
         if clash:
             raise TaskDefinitionError(f"task '{self.name}': plan value names {sorted(clash)} are reserved; rename them")
-        known = set(self.tensor_names) | set(plan.scalars) | set(plan.constexprs) | {"tile", "prefetched"}
-        for fn in (self.fn, self.prefetch):
+        known = set(self.tensor_names) | set(plan.scalars) | set(plan.constexprs) | {"tile"}
+        for fn in (self.fn, self.prefetch, self.reference):
             if fn is None:
                 continue
-            unknown = [a for a in _arg_names(fn) if a not in known]
+            prefetched = fn is not self.reference  # a reference gets no 'prefetched'
+            unknown = [a for a in param_names(fn) if a not in known and not (prefetched and a == "prefetched")]
             if unknown:
+                allowed = "plan constexprs, 'tile' nor 'prefetched'" if prefetched else "plan constexprs nor 'tile'"
                 raise TaskDefinitionError(
                     f"task '{self.name}': {fn.__name__} takes {unknown}, which are neither tensors, plan scalars, "
-                    "plan constexprs, 'tile' nor 'prefetched'")
+                    f"{allowed}")
         for n, v in plan.scalars.items():
             if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, (bool, np.bool_)):
                 raise TaskDefinitionError(f"task '{self.name}': scalar '{n}' must be int or float, got {v!r}")
@@ -175,19 +205,21 @@ _REGISTRY: dict[str, TaskType] = {}
 
 
 def register_task(name: str, fn, *, inputs: Sequence[str], outputs: Sequence[str],
-                  plan: Callable[..., TilePlan], prefetch=None) -> TaskType:
+                  plan: Callable[..., TilePlan], prefetch=None, reference=None) -> TaskType:
     """Turn a ``@triton.jit`` tile function into a task type.
 
     ``plan(**tensors, **params) -> TilePlan`` describes one op of this type.
     ``prefetch``, if given, is a ``@triton.jit`` function run *before* the tile
     waits on its dependencies; it may only load data no other task writes
     (weights), and its return value reaches the tile function as ``prefetched``.
+    ``reference``, if given, is a plain PyTorch function doing one tile's writes in
+    place (arguments bound by name like the tile function's), for ``megagen.reference``.
     """
     if not name or not name.isidentifier():
         raise TaskDefinitionError(f"task name {name!r} must be a Python identifier")
-    task = TaskType(name, fn, tuple(inputs), tuple(outputs), plan, prefetch)
+    task = TaskType(name, fn, tuple(inputs), tuple(outputs), plan, prefetch, reference)
     old = _REGISTRY.get(name)
-    if old is not None and (old.fn.fn is not fn.fn or old.plan is not plan):
+    if old is not None and (old.fn.fn is not fn.fn or old.plan is not plan or old.reference is not reference):
         raise TaskDefinitionError(f"a different task named '{name}' is already registered; choose another name")
     _REGISTRY[name] = task
     return task

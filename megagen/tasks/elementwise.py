@@ -19,12 +19,22 @@ def binary_tile(x, y, out, n, tile, OP: tl.constexpr, BLOCK: tl.constexpr):
     tl.store(out + offs, r.to(out.dtype.element_ty), mask=m)
 
 
+def binary_reference(x, y, out, tile, OP, BLOCK):
+    s = slice(tile * BLOCK, (tile + 1) * BLOCK)
+    out[s] = x[s] + y[s] if OP == "add" else x[s] * y[s]
+
+
 @triton.jit
 def scale_tile(x, out, n, alpha, tile, BLOCK: tl.constexpr):
     offs = tile * BLOCK + tl.arange(0, BLOCK)
     m = offs < n
     r = tl.load(x + offs, mask=m).to(tl.float32) * alpha
     tl.store(out + offs, r.to(out.dtype.element_ty), mask=m)
+
+
+def scale_reference(x, out, alpha, tile, BLOCK):
+    s = slice(tile * BLOCK, (tile + 1) * BLOCK)
+    out[s] = x[s].float() * alpha  # torch, like Triton, multiplies by alpha rounded to fp32
 
 
 def _blocks(task: str, BLOCK: int, **tensors):
@@ -58,6 +68,9 @@ def _scale_plan(x, out, alpha, BLOCK=1024):
                     scalars={"n": n, "alpha": float(alpha)}, constexprs={"BLOCK": BLOCK}, cost=0.5)
 
 
-add = register_task("add", binary_tile, inputs=("x", "y"), outputs=("out",), plan=_binary_plan("add"))
-mul = register_task("mul", binary_tile, inputs=("x", "y"), outputs=("out",), plan=_binary_plan("mul"))
-scale = register_task("scale", scale_tile, inputs=("x",), outputs=("out",), plan=_scale_plan)
+add = register_task("add", binary_tile, inputs=("x", "y"), outputs=("out",), plan=_binary_plan("add"),
+                    reference=binary_reference)
+mul = register_task("mul", binary_tile, inputs=("x", "y"), outputs=("out",), plan=_binary_plan("mul"),
+                    reference=binary_reference)
+scale = register_task("scale", scale_tile, inputs=("x",), outputs=("out",), plan=_scale_plan,
+                      reference=scale_reference)

@@ -1,0 +1,222 @@
+"""Check megagen.build on real-size models with random bf16 weights, and time a decode step.
+
+For each preset: build the runner, prefill a random prompt to the given context, generate
+new tokens, and compare every MegaKernel step's logits with HuggingFace's bf16 eager forward
+over the same sequence (teacher forcing): cosine similarity and argmax agreement. Then time
+one decode step at the context (position reset before every step, so the context stays
+fixed) for megagen (plain launch and CUDA graph replay), HuggingFace eager, and
+HuggingFace with a static KV cache under a CUDA graph, all in this process, each the
+median of ``--steps`` CUDA-event-timed steps after warm-up. The floor is the bytes a step
+must read (weights, embedding only when tied, plus the KV cache up to the context) over
+the device-to-device copy bandwidth measured here.
+
+    python benchmarks/decode_check.py --presets Qwen3-0.6B Llama-3.2-1B Qwen3-8B --out results.json
+"""
+import argparse
+import copy
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+import megagen
+import torch
+
+import models
+
+
+def timed(fn, steps: int, before=None) -> list[float]:
+    """Milliseconds of ``fn()`` per call, CUDA-event timed; ``before()`` runs untimed before each call."""
+    for _ in range(5):
+        if before:
+            before()
+        fn()
+    times = []
+    for _ in range(steps):
+        if before:
+            before()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+    return times
+
+
+def summary(times):
+    return {"median_ms": statistics.median(times), "min_ms": min(times), "max_ms": max(times), "n": len(times)}
+
+
+def copy_bandwidth() -> float:
+    """Device-to-device copy bandwidth in bytes/s, counting bytes read plus written."""
+    src = torch.randn(256 * 2**20, device="cuda")  # 1 GiB
+    dst = torch.empty_like(src)
+    t = statistics.median(timed(lambda: dst.copy_(src), 20))
+    return 2 * src.numel() * src.element_size() / (t / 1e3)
+
+
+def step_bytes(model, context: int) -> int:
+    cfg = model.config
+    tied = model.lm_head.weight.data_ptr() == model.model.embed_tokens.weight.data_ptr()
+    weights = sum(p.numel() * p.element_size() for n, p in model.named_parameters()
+                  if tied or "embed_tokens" not in n)
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    kv = 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * head_dim * context * model.dtype.itemsize
+    return weights + kv
+
+
+def hf_baselines(model, prompt, steps):
+    from transformers import DynamicCache, StaticCache
+    context = prompt.shape[1]
+    out = {}
+    with torch.no_grad():
+        cache = DynamicCache()
+        model(input_ids=prompt, past_key_values=cache, use_cache=True)
+        tok = torch.randint(0, model.config.vocab_size, (1, 1), device="cuda")
+
+        def back_to_context():
+            extra = cache.get_seq_length() - context
+            if extra > 0:
+                cache.crop(-extra)
+        out["hf_eager"] = summary(timed(lambda: model(input_ids=tok, past_key_values=cache, use_cache=True),
+                                        steps, before=back_to_context))
+
+        static = StaticCache(config=model.config, max_cache_len=context + 16)
+        model(input_ids=prompt, past_key_values=static, use_cache=True,
+              cache_position=torch.arange(context, device="cuda"))
+        pos = torch.tensor([context], device="cuda")
+
+        def step():
+            return model(input_ids=tok, position_ids=pos[None], cache_position=pos, past_key_values=static,
+                         use_cache=True)
+        def rewind():  # StaticCache counts the tokens it holds on the device; keep the context fixed
+            for layer in static.layers:
+                layer.cumulative_length.fill_(context)
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            for _ in range(3):
+                rewind()
+                step()
+        torch.cuda.current_stream().wait_stream(stream)
+        rewind()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            step()
+        out["hf_static_cuda_graph"] = summary(timed(graph.replay, steps, before=rewind))
+    return out
+
+
+def check(preset, args, bandwidth):
+    torch.manual_seed(0)
+    model = models.random_model(preset, dtype=torch.bfloat16, device="cuda")
+    vocab = model.config.vocab_size
+    prompt = torch.randint(0, vocab, (1, args.context), device="cuda")
+    result = {"preset": preset, "context": args.context, "bytes_per_step": step_bytes(model, args.context)}
+    result["floor_ms"] = result["bytes_per_step"] / bandwidth * 1e3
+
+    t0 = time.perf_counter()
+    runner = megagen.build(model, max_seq_len=args.context + args.new_tokens + 16, **args.options)
+    result["build_s"] = time.perf_counter() - t0
+    kernel = runner.kernel(1)
+    result["tasks"] = kernel.dag.num_tasks
+    runner.prefill(prompt)
+    t0 = time.perf_counter()
+    kernel.run()
+    torch.cuda.synchronize()
+    result["first_launch_s (Triton compile)"] = time.perf_counter() - t0
+
+    if not args.skip_check:
+        result.update(compare_with_hf(model, runner, prompt, args))
+
+    def reset():
+        runner.state.pos.fill_(args.context)
+    result["megagen"] = summary(timed(lambda: kernel.run(check=False), args.steps, before=reset))
+    kernel.check()
+    graph = torch.cuda.CUDAGraph()
+    reset()
+    with torch.cuda.graph(graph):
+        kernel.run(check=False)
+    result["megagen_cuda_graph"] = summary(timed(graph.replay, args.steps, before=reset))
+    kernel.check()
+    floor = result["floor_ms"]
+    if not args.skip_hf:
+        result.update(hf_baselines(model, prompt, args.steps))
+        result["speedup_vs_hf_static_cuda_graph"] = (result["hf_static_cuda_graph"]["median_ms"]
+                                                     / result["megagen"]["median_ms"])
+    for k in ("megagen", "megagen_cuda_graph", "hf_eager", "hf_static_cuda_graph"):
+        if k in result:
+            result[k]["fraction_of_floor"] = floor / result[k]["median_ms"]
+    del runner, model
+    torch.cuda.empty_cache()
+    return result
+
+
+def compare_with_hf(model, runner, prompt, args) -> dict:
+    """Teacher-forced comparison of every MegaKernel step's logits with HuggingFace's forward.
+
+    Both are compared with an fp32 copy of the model on the same sequence, so the report shows
+    megagen's bf16 error next to HuggingFace's own bf16 error."""
+    seq, logits = runner.generate(prompt, args.new_tokens, return_logits=True)
+    ours = logits[0, 1:].float()
+    with torch.no_grad():
+        hf = model(seq).logits[0, args.context:args.context + len(ours)].float()
+        model32 = copy.deepcopy(model).float()
+        ref = model32(seq).logits[0, args.context:args.context + len(ours)].float()
+        del model32
+    torch.cuda.empty_cache()
+
+    def cos(a, b):
+        return torch.nn.functional.cosine_similarity(a, b, dim=1)
+
+    def agree(a, b):
+        return (a.argmax(1) == b.argmax(1)).float().mean().item()
+    hf_tokens = model.generate(prompt, do_sample=False, max_new_tokens=args.new_tokens)
+    same = (seq[0, args.context:] == hf_tokens[0, args.context:]).int()
+    return dict(generated=int(seq.shape[1] - args.context),
+                cosine_vs_hf_bf16={"min": cos(ours, hf).min().item(), "median": cos(ours, hf).median().item()},
+                cosine_vs_fp32={"min": cos(ours, ref).min().item(), "median": cos(ours, ref).median().item()},
+                hf_bf16_cosine_vs_fp32={"min": cos(hf, ref).min().item(), "median": cos(hf, ref).median().item()},
+                argmax_agreement_vs_hf_bf16=agree(ours, hf), argmax_agreement_vs_fp32=agree(ours, ref),
+                hf_bf16_argmax_agreement_vs_fp32=agree(hf, ref),
+                tokens_equal_to_hf_generate_prefix=int(same.cumprod(0).sum()))
+
+
+def commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "unknown"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--presets", nargs="+", default=["Qwen3-0.6B"])
+    ap.add_argument("--context", type=int, default=512)
+    ap.add_argument("--new-tokens", type=int, default=128)
+    ap.add_argument("--steps", type=int, default=100)
+    ap.add_argument("--option", action="append", default=[], help="megagen.build option, e.g. num_warps=8")
+    ap.add_argument("--skip-check", action="store_true", help="time only; no comparison with HuggingFace")
+    ap.add_argument("--skip-hf", action="store_true", help="do not time the HuggingFace baselines")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    args.options = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in (o.split("=") for o in args.option)}
+    bandwidth = copy_bandwidth()
+    report = {"gpu": torch.cuda.get_device_name(), "date": time.strftime("%Y-%m-%d"),
+              "command": " ".join(["python"] + sys.argv), "torch": torch.__version__,
+              "triton": __import__("triton").__version__, "transformers": __import__("transformers").__version__,
+              "commit": commit(),
+              "copy_bandwidth_TBps": bandwidth / 1e12, "options": args.options, "results": []}
+    for preset in args.presets:
+        r = check(preset, args, bandwidth)
+        report["results"].append(r)
+        print(json.dumps(r, indent=1), flush=True)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(report, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,191 @@
+"""megagen.build(model): a HuggingFace causal LM decoding one MegaKernel launch per token."""
+from __future__ import annotations
+
+import torch
+
+from megagen.backend import interpreting, num_sms
+from megagen.decode import DecodeState, Tiling, decode_graph
+from megagen.errors import MegagenError
+from megagen.runtime import INTERPRETER_VIRTUAL_CTAS, MegaKernel
+from megagen.trace import trace
+
+MAX_BATCH_SIZE = 8
+DEFAULT_MAX_SEQ_LEN = 4096
+CTAS_PER_SM = 2
+
+
+class Runner:
+    """Greedy generation for a traced model; one MegaKernel per batch size, built on first use.
+
+    ``graph``, ``task_graph``, ``schedule``, ``source`` and ``source_path`` describe the kernel of the batch
+    size used last (batch 1 right after ``build``). The runner reads the model's weights in
+    place: do not move or replace them while the runner is in use.
+    """
+
+    def __init__(self, decoder, *, scheduler, max_seq_len: int, max_batch_size: int, tiling: Tiling,
+                 kernel_options: dict):
+        self.decoder = decoder
+        self.model = decoder.model
+        self.max_seq_len = max_seq_len
+        self.max_batch_size = max_batch_size
+        self.scheduler = scheduler
+        self.tiling = tiling
+        self._kernel_options = kernel_options
+        self.state = DecodeState.allocate(decoder, max_batch_size, max_seq_len)
+        self._kernels: dict[int, MegaKernel] = {}
+        self._last = self.kernel(1)
+
+    # -- the kernels ---------------------------------------------------------------------------
+    def kernel(self, batch: int) -> MegaKernel:
+        """The MegaKernel of one decode step for ``batch`` rows (built and cached on first use)."""
+        if not 1 <= batch <= self.max_batch_size:
+            raise MegagenError(f"batch size {batch} is outside 1..{self.max_batch_size} (max_batch_size); "
+                               f"build with max_batch_size={batch} (at most {MAX_BATCH_SIZE})")
+        if batch not in self._kernels:
+            graph = decode_graph(self.decoder, self.state, batch, self.tiling)
+            self._kernels[batch] = MegaKernel(graph, self.scheduler, num_ctas=self.tiling.num_ctas,
+                                              **self._kernel_options)
+        self._last = self._kernels[batch]
+        return self._last
+
+    @property
+    def task_graph(self):
+        return self._last.task_graph
+
+    @property
+    def graph(self):
+        """Op-level networkx DiGraph of the decode step."""
+        return self._last.graph
+
+    @property
+    def schedule(self):
+        return self._last.schedule
+
+    @property
+    def source(self) -> str:
+        return self._last.source
+
+    @property
+    def source_path(self):
+        return self._last.source_path
+
+    def logits(self, batch: int) -> torch.Tensor:
+        """The last decode step's logits [batch, vocab] (a view of the kernel's buffer)."""
+        op = next(op for op in self.kernel(batch).task_graph.ops if op.name == "lm_head")
+        return op.tensors["y"][0]
+
+    # -- generation ----------------------------------------------------------------------------
+    def _check_input(self, input_ids, max_new_tokens: int) -> torch.Tensor:
+        if not isinstance(input_ids, torch.Tensor) or input_ids.dtype not in (torch.int64, torch.int32):
+            raise MegagenError("input_ids must be an integer torch.Tensor of token ids, shape [batch, length]")
+        if input_ids.dim() == 1:
+            input_ids = input_ids[None]
+        if input_ids.dim() != 2 or input_ids.shape[1] == 0:
+            raise MegagenError(f"input_ids must be [batch, length] with length >= 1; got {tuple(input_ids.shape)}")
+        batch, length = input_ids.shape
+        if batch > self.max_batch_size:
+            raise MegagenError(f"a batch of {batch} is more than max_batch_size={self.max_batch_size}; "
+                               f"build with a larger max_batch_size (at most {MAX_BATCH_SIZE})")
+        if not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+            raise MegagenError(f"max_new_tokens must be a positive int, got {max_new_tokens!r}")
+        if length + max_new_tokens > self.max_seq_len:
+            raise MegagenError(f"the prompt ({length} tokens) plus {max_new_tokens} new tokens exceeds "
+                               f"max_seq_len={self.max_seq_len}; build with a larger max_seq_len")
+        lo, hi = int(input_ids.min()), int(input_ids.max())
+        if lo < 0 or hi >= self.decoder.vocab_size:
+            bad = lo if lo < 0 else hi
+            raise MegagenError(f"input_ids holds token id {bad}, outside the vocabulary 0..{self.decoder.vocab_size - 1}")
+        return input_ids.to(device=self.decoder.device, dtype=torch.int64)
+
+    @torch.no_grad()
+    def prefill(self, input_ids: torch.Tensor) -> torch.Tensor:
+        """Run the prompt through the HuggingFace model, fill the KV cache, set tokens and positions.
+
+        Returns the prompt's last logits [batch, vocab]."""
+        from transformers import DynamicCache
+        batch, length = input_ids.shape
+        out = self.model(input_ids=input_ids, past_key_values=DynamicCache(), use_cache=True)
+        for i, layer in enumerate(out.past_key_values.layers):
+            self.state.k_cache[i][:batch, :, :length] = layer.keys
+            self.state.v_cache[i][:batch, :, :length] = layer.values
+        logits = out.logits[:, -1]
+        self.state.tokens[:batch] = logits.argmax(-1)
+        self.state.pos[:batch] = length
+        return logits
+
+    @torch.no_grad()
+    def generate(self, input_ids: torch.Tensor, max_new_tokens: int, *, return_logits: bool = False):
+        """Greedy generation, as ``model.generate(input_ids, do_sample=False, max_new_tokens=N)``.
+
+        Returns prompt plus new tokens [batch, length + new] (after end-of-sequence, a row gets the
+        pad token and generation stops once every row has ended, as HuggingFace does). With
+        ``return_logits`` also the logits of every new token [batch, new, vocab]: the first from
+        the prefill, the others from the MegaKernel."""
+        input_ids = self._check_input(input_ids, max_new_tokens)
+        batch = input_ids.shape[0]
+        kernel = self.kernel(batch)
+        first = self.prefill(input_ids)
+        steps, logits = [first.argmax(-1)], [first]
+        for _ in range(max_new_tokens - 1):
+            kernel.run(check=False)
+            steps.append(self.state.tokens[:batch].clone())
+            if return_logits:
+                logits.append(self.logits(batch).clone())
+        kernel.check()
+        new = _finish_like_hf(torch.stack(steps, 1), self.model.generation_config)
+        sequences = torch.cat([input_ids, new], 1)
+        if not return_logits:
+            return sequences
+        return sequences, torch.stack(logits[:new.shape[1]], 1).to(first.dtype)
+
+    def decode_step(self, batch: int = 1) -> None:
+        """One decode launch for ``batch`` rows from the current state (no host sync; for timing)."""
+        self.kernel(batch).run(check=False)
+
+
+def _finish_like_hf(new: torch.Tensor, generation_config) -> torch.Tensor:
+    """Apply HuggingFace's end-of-sequence rule to greedily generated tokens [batch, steps]."""
+    eos = generation_config.eos_token_id
+    if eos is None:
+        return new
+    eos = torch.tensor([eos] if isinstance(eos, int) else list(eos), device=new.device)
+    pad = generation_config.pad_token_id
+    pad = int(eos[0]) if pad is None else pad
+    is_eos = torch.isin(new, eos)
+    ended_before = (torch.cumsum(is_eos.int(), 1) - is_eos.int()) > 0  # an earlier step produced eos
+    new = torch.where(ended_before, torch.full_like(new, pad), new)
+    alive = ~ended_before
+    last = int(alive.any(0).nonzero().max()) + 1  # HF stops after the step where the last row ended
+    return new[:, :last]
+
+
+def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, max_batch_size: int = 1,
+          **kernel_options) -> Runner:
+    """Trace ``model`` (a transformers causal LM), build its decode MegaKernel, and return a Runner.
+
+    ``scheduler``: "round_robin" (default), "zigzag", "work_queue" or a Scheduler. ``max_seq_len``:
+    KV-cache length (default: the model's max_position_embeddings, at most 4096). Other keyword
+    arguments go to MegaKernel (num_ctas, num_warps, ...). Errors are raised before anything compiles.
+    """
+    if tp != 1:
+        raise MegagenError(f"tp={tp}: tensor parallelism is not available yet; use tp=1")
+    if not isinstance(max_batch_size, int) or not 1 <= max_batch_size <= MAX_BATCH_SIZE:
+        raise MegagenError(f"max_batch_size must be an int in 1..{MAX_BATCH_SIZE}, got {max_batch_size!r}")
+    decoder = trace(model)
+    limit = getattr(model.config, "max_position_embeddings", None) or DEFAULT_MAX_SEQ_LEN
+    max_seq_len = min(limit, DEFAULT_MAX_SEQ_LEN) if max_seq_len is None else max_seq_len
+    if not isinstance(max_seq_len, int) or not 2 <= max_seq_len <= limit:
+        raise MegagenError(f"max_seq_len must be an int in 2..{limit} (the model's max_position_embeddings), "
+                           f"got {max_seq_len!r}")
+    device = decoder.device
+    if interpreting() and device.type != "cpu":
+        raise MegagenError(f"the model is on {device} but Triton's interpreter is on; keep the model on the CPU")
+    if not interpreting() and device.type != "cuda":
+        raise MegagenError(f"the model is on {device}; move it to a CUDA GPU (model.to('cuda')) first")
+    num_ctas = kernel_options.pop("num_ctas", None)
+    if num_ctas is None:  # two CTAs per SM keep twice the weight bytes in flight (measured faster, BENCHMARKS.md)
+        num_ctas = INTERPRETER_VIRTUAL_CTAS if interpreting() else CTAS_PER_SM * num_sms(device)
+    tiling = Tiling(num_ctas, **{k: kernel_options.pop(k) for k in ("block_n", "block_k", "attention_block")
+                                 if k in kernel_options})
+    return Runner(decoder, scheduler=scheduler or "round_robin", max_seq_len=max_seq_len,
+                  max_batch_size=max_batch_size, tiling=tiling, kernel_options=kernel_options)

@@ -1,0 +1,238 @@
+"""Built-in linear layers for decode: y = W[N, K] @ x for a small batch, fp32 accumulation.
+
+One tile function serves every variant; what differs is how ``x`` is formed as it is loaded
+(constexpr ``X_MODE``) and what the epilogue adds:
+
+- ``gemv``: x as given.
+- ``rmsnorm_gemv`` (and ``rmsnorm_gemv_bias``): RMSNorm of x fused in; each tile computes the
+  row's RMS itself (one extra pass over x, from L2), which saves a whole dependency phase.
+- ``gemv_residual``: a residual stream is added by the first K chunk.
+- ``silu_mul_gemv_residual``: x = silu(x) * x2 (gate and up projections), plus a residual.
+
+Shapes: ``x`` is ``[K]``, ``[P, K]`` or ``[P, B, K]`` (P partial sums that are added as
+they are loaded, B batch rows); ``y`` is ``[N]``, ``[S, N]`` or ``[S, B, N]``. With S > 1
+the GEMV is split along K and y holds fp32 partial sums, one per chunk: a consumer takes
+them as its P, so the reduction is deterministic, needs no zeroing, and a consumer tile of
+chunk c waits only for the producer rows it reads.
+
+Tiles: ``rows = cdiv(N, BLOCK_N)`` row blocks times S chunks, chunk-major. Every batch row
+is computed from one load of the weight tile, so a batch costs little more than one row.
+Weights are written by no task (megagen refuses a graph where an earlier op writes a
+prefetched tensor), so ``gemv_prefetch`` loads the first weight block before the tile
+waits; the main loop keeps two blocks in flight. Normalised and activated inputs are
+rounded to the model dtype where HuggingFace's eager path rounds them; the residual
+stream itself stays fp32 (more accurate than HuggingFace's bf16 stream, so bf16 results
+agree with it closely rather than bit for bit).
+"""
+import torch
+import triton
+import triton.language as tl
+
+from megagen.errors import TaskDefinitionError
+from megagen.tasks.base import ALL, TilePlan, cdiv, register_task, tile_arange
+
+# A rough per-SM share of HBM bandwidth (bytes per microsecond), for the schedule simulator's cost model.
+_SM_BYTES_PER_US = 25_000
+
+
+@triton.jit
+def _weight_block(w, rows, k0, N, K: tl.constexpr, BLOCK_K: tl.constexpr):
+    cols = k0 + tl.arange(0, BLOCK_K)
+    mask = (rows[:, None] < N) & (cols[None, :] < K)
+    return tl.load(w + rows[:, None] * K + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_first")
+
+
+@triton.jit
+def _partial_sum(x, k0, B, K: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr, PARTS: tl.constexpr):
+    """x[:, :, k0:k0+BLOCK_K] of x[PARTS, B, K], summed over the parts: fp32 [B_PAD, BLOCK_K]."""
+    b = tl.arange(0, B_PAD)
+    cols = k0 + tl.arange(0, BLOCK_K)
+    mask = (b[:, None] < B) & (cols[None, :] < K)
+    offs = b[:, None] * K + cols[None, :]
+    acc = tl.zeros((B_PAD, BLOCK_K), dtype=tl.float32)
+    for p in tl.static_range(PARTS):
+        acc += tl.load(x + p * B * K + offs, mask=mask, other=0.0).to(tl.float32)
+    return acc
+
+
+@triton.jit
+def _round(v, like):
+    """Round fp32 ``v`` to the element type of pointer ``like`` and back (where HuggingFace rounds)."""
+    return v.to(like.dtype.element_ty).to(tl.float32)
+
+
+@triton.jit
+def _rms_inverse(x, norm_w, B, EPS: tl.constexpr, K: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr,
+                 PARTS: tl.constexpr):
+    """1 / sqrt(mean(x^2) + eps) per batch row, x rounded to the model dtype first."""
+    ss = tl.zeros((B_PAD,), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        xk = _round(_partial_sum(x, k0, B, K, BLOCK_K, B_PAD, PARTS), norm_w)
+        ss += tl.sum(xk * xk, axis=1)
+    return tl.rsqrt(ss / K + EPS)
+
+
+@triton.jit
+def _x_block(x, x2, norm_w, rstd, k0, B, K: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr,
+             PARTS: tl.constexpr, X_MODE: tl.constexpr):
+    """The GEMV input x[:, k0:k0+BLOCK_K] as fp32 [B_PAD, BLOCK_K], formed according to X_MODE."""
+    xk = _partial_sum(x, k0, B, K, BLOCK_K, B_PAD, PARTS)
+    if X_MODE == "rmsnorm":
+        cols = k0 + tl.arange(0, BLOCK_K)
+        nw = tl.load(norm_w + cols, mask=cols < K, other=0.0).to(tl.float32)
+        xk = _round(_round(_round(xk, norm_w) * rstd[:, None], norm_w) * nw[None, :], norm_w)
+    elif X_MODE == "silu_mul":
+        up = _partial_sum(x2, k0, B, K, BLOCK_K, B_PAD, PARTS)
+        xk = _round(_round(xk * tl.sigmoid(xk), x) * up, x)
+    return xk
+
+
+@triton.jit
+def gemv_prefetch(w, tile, N, K: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                  ROW_TILES: tl.constexpr, CHUNK: tl.constexpr):
+    rows = (tile % ROW_TILES) * BLOCK_N + tl.arange(0, BLOCK_N)
+    return _weight_block(w, rows, (tile // ROW_TILES) * CHUNK, N, K, BLOCK_K)
+
+
+@triton.jit
+def linear_tile(w, x, x2, norm_w, bias, residual, y, tile, N, B, prefetched, K: tl.constexpr,
+                BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr, ROW_TILES: tl.constexpr,
+                CHUNK: tl.constexpr, X_PARTS: tl.constexpr, RES_PARTS: tl.constexpr, X_MODE: tl.constexpr,
+                EPS: tl.constexpr):
+    chunk = tile // ROW_TILES
+    rows = (tile % ROW_TILES) * BLOCK_N + tl.arange(0, BLOCK_N)
+    k_begin = chunk * CHUNK
+    rstd = tl.zeros((B_PAD,), dtype=tl.float32)
+    if X_MODE == "rmsnorm":
+        rstd = _rms_inverse(x, norm_w, B, EPS, K, BLOCK_K, B_PAD, X_PARTS)
+    acc = tl.zeros((B_PAD, BLOCK_N, BLOCK_K), dtype=tl.float32)
+    wk = prefetched
+    for j in range(1, CHUNK // BLOCK_K):
+        w_next = _weight_block(w, rows, k_begin + j * BLOCK_K, N, K, BLOCK_K)
+        xk = _x_block(x, x2, norm_w, rstd, k_begin + (j - 1) * BLOCK_K, B, K, BLOCK_K, B_PAD, X_PARTS, X_MODE)
+        acc += wk.to(tl.float32)[None, :, :] * xk[:, None, :]
+        wk = w_next
+    xk = _x_block(x, x2, norm_w, rstd, k_begin + CHUNK - BLOCK_K, B, K, BLOCK_K, B_PAD, X_PARTS, X_MODE)
+    acc += wk.to(tl.float32)[None, :, :] * xk[:, None, :]
+    out = tl.sum(acc, axis=2)  # [B_PAD, BLOCK_N]
+    b = tl.arange(0, B_PAD)
+    mask = (b[:, None] < B) & (rows[None, :] < N)
+    if chunk == 0:
+        if bias is not None:
+            out += tl.load(bias + rows, mask=rows < N, other=0.0).to(tl.float32)[None, :]
+        if residual is not None:
+            for p in tl.static_range(RES_PARTS):
+                out += tl.load(residual + p * B * N + b[:, None] * N + rows[None, :], mask=mask,
+                               other=0.0).to(tl.float32)
+    tl.store(y + chunk * B * N + b[:, None] * N + rows[None, :], out.to(y.dtype.element_ty), mask=mask)
+
+
+def _parts(t, parts, B):
+    """A [.., last] tensor summed over its parts in order, in fp32 [B, last] (as ``_partial_sum``)."""
+    return sum(t.view(parts, B, t.shape[-1]).float().unbind(0))
+
+
+def _round_to(v, dtype):
+    return v.to(dtype).float()
+
+
+def linear_reference(w, x, x2, norm_w, bias, residual, y, tile, N, B, K, BLOCK_N, ROW_TILES, CHUNK, X_PARTS,
+                     RES_PARTS, X_MODE, EPS):
+    chunk, r = divmod(tile, ROW_TILES)
+    rows, cols = slice(r * BLOCK_N, (r + 1) * BLOCK_N), slice(chunk * CHUNK, (chunk + 1) * CHUNK)
+    xs = _parts(x, X_PARTS, B)
+    if X_MODE == "rmsnorm":
+        xs = _round_to(xs, norm_w.dtype)
+        rstd = torch.rsqrt((xs * xs).sum(1, keepdim=True) / K + EPS)
+        xk = _round_to(_round_to(xs[:, cols] * rstd, norm_w.dtype) * norm_w[cols].float(), norm_w.dtype)
+    elif X_MODE == "silu_mul":
+        gate = xs[:, cols]
+        xk = _round_to(_round_to(gate * torch.sigmoid(gate), x.dtype) * _parts(x2, X_PARTS, B)[:, cols], x.dtype)
+    else:
+        xk = xs[:, cols]
+    out = xk @ w[rows, cols].float().T
+    if chunk == 0:
+        if bias is not None:
+            out += bias[rows].float()
+        if residual is not None:
+            out = sum(residual.view(RES_PARTS, B, N)[:, :, rows].float().unbind(0), out)
+    y.view(-1, B, N)[chunk, :, rows] = out
+
+
+def _lead(t, name, last, w):
+    """(parts, batch) of a [last], [P, last] or [P, B, last] tensor."""
+    if t.dim() > 3 or t.shape[-1] != last or not t.is_contiguous():
+        raise TaskDefinitionError(f"linear: w is {list(w.shape)}, so {name} must be a contiguous [{last}], "
+                                  f"[P, {last}] or [P, B, {last}] tensor; got {tuple(t.shape)}")
+    return (1 if t.dim() == 1 else t.shape[0]), (t.shape[1] if t.dim() == 3 else 1)
+
+
+def _box(t, lead_first, last):
+    """A region of a [.., last] tensor: the first dim's box (if any), all batch rows, then ``last``."""
+    return ((lead_first,) if t.dim() >= 2 else ()) + ((ALL,) if t.dim() == 3 else ()) + (last,)
+
+
+def _linear_plan(w, x, y, x2=None, norm_w=None, bias=None, residual=None, eps=1e-6, BLOCK_N=32, BLOCK_K=512):
+    if w.dim() != 2 or not w.is_contiguous():
+        raise TaskDefinitionError(f"linear: w must be a contiguous [N, K] matrix, got shape {tuple(w.shape)}")
+    n, k = w.shape
+    parts, batch = _lead(x, "x", k, w)
+    split, y_batch = _lead(y, "y", n, w)
+    if y_batch != batch:
+        raise TaskDefinitionError(f"linear: x has {batch} batch rows but y has {y_batch}")
+    if x2 is not None and (x2.shape != x.shape or not x2.is_contiguous()):
+        raise TaskDefinitionError(f"linear: x2 must be contiguous and shaped like x {tuple(x.shape)}; "
+                                  f"got {tuple(x2.shape)}")
+    res_parts = 1
+    if residual is not None:
+        res_parts, res_batch = _lead(residual, "residual", n, w)
+        if res_batch != batch:
+            raise TaskDefinitionError(f"linear: residual has {res_batch} batch rows, x has {batch}")
+    for name, t, size in (("norm_w", norm_w, k), ("bias", bias, n)):
+        if t is not None and (tuple(t.shape) != (size,) or not t.is_contiguous()):
+            raise TaskDefinitionError(f"linear: {name} must be a contiguous [{size}] vector, got {tuple(t.shape)}")
+    if bias is not None and split > 1:
+        raise TaskDefinitionError("linear: a bias with split-K output is not supported; use S = 1")
+    b_pad = triton.next_power_of_2(batch)
+    BLOCK_K = max(16, min(BLOCK_K // b_pad, triton.next_power_of_2(cdiv(k, split))))
+    chunk = cdiv(cdiv(k, split), BLOCK_K) * BLOCK_K
+    if cdiv(k, chunk) != split:
+        raise TaskDefinitionError(f"linear: K={k} does not split into {split} chunks of whole {BLOCK_K}-column "
+                                  "blocks; use fewer splits or a smaller BLOCK_K")
+    row_tiles = cdiv(n, BLOCK_N)
+    t = tile_arange(row_tiles * split)
+    r, c = t % row_tiles, t // row_tiles
+    rows = (r * BLOCK_N, BLOCK_N)
+    cols = (c * chunk, chunk)
+    x_cols = ALL if norm_w is not None else cols  # RMSNorm needs the whole row
+    reads = {"w": (rows, cols), "x": _box(x, ALL, x_cols)}
+    if x2 is not None:
+        reads["x2"] = _box(x2, ALL, cols)
+    if norm_w is not None:
+        reads["norm_w"] = (ALL,)
+    if bias is not None:
+        reads["bias"] = (rows,)
+    if residual is not None:
+        reads["residual"] = _box(residual, ALL, rows)
+    mode = "rmsnorm" if norm_w is not None else "silu_mul" if x2 is not None else "plain"
+    constexprs = {"K": k, "BLOCK_N": BLOCK_N, "BLOCK_K": BLOCK_K, "B_PAD": b_pad, "ROW_TILES": row_tiles,
+                  "CHUNK": chunk, "X_PARTS": parts, "RES_PARTS": res_parts, "X_MODE": mode,
+                  "EPS": float(eps) if norm_w is not None else 0.0}
+    constexprs.update({name: None for name, v in (("x2", x2), ("norm_w", norm_w), ("bias", bias),
+                                                   ("residual", residual)) if v is None})
+    tile_bytes = BLOCK_N * chunk * w.element_size()
+    return TilePlan(t.size, reads=reads, writes={"y": _box(y, (c, 1), rows)},
+                    scalars={"N": n, "B": batch}, constexprs=constexprs,
+                    cost=0.5 + tile_bytes / _SM_BYTES_PER_US)
+
+
+def _register(name, inputs):
+    return register_task(name, linear_tile, inputs=inputs, outputs=("y",), plan=_linear_plan,
+                         prefetch=gemv_prefetch, reference=linear_reference)
+
+
+gemv = _register("gemv", ("w", "x"))
+rmsnorm_gemv = _register("rmsnorm_gemv", ("w", "x", "norm_w"))
+rmsnorm_gemv_bias = _register("rmsnorm_gemv_bias", ("w", "x", "norm_w", "bias"))
+gemv_residual = _register("gemv_residual", ("w", "x", "residual"))
+silu_mul_gemv_residual = _register("silu_mul_gemv_residual", ("w", "x", "x2", "residual"))

@@ -1,0 +1,109 @@
+"""Built-in tasks at the ends of a decode step: token embedding, and greedy sampling (argmax over the
+vocabulary in two stages, then the next token and the position advance written on the device)."""
+import triton
+import triton.language as tl
+
+from megagen.errors import TaskDefinitionError
+from megagen.tasks.base import ALL, TilePlan, cdiv, register_task, tile_arange
+
+
+@triton.jit
+def embedding_tile(tokens, table, out, tile, B, HIDDEN: tl.constexpr, BLOCK: tl.constexpr, COL_TILES: tl.constexpr):
+    b = tile // COL_TILES
+    cols = (tile % COL_TILES) * BLOCK + tl.arange(0, BLOCK)
+    token = tl.load(tokens + b)
+    row = tl.load(table + token * HIDDEN + cols, mask=cols < HIDDEN)
+    tl.store(out + b * HIDDEN + cols, row.to(out.dtype.element_ty), mask=cols < HIDDEN)
+
+
+def embedding_reference(tokens, table, out, tile, BLOCK, COL_TILES):
+    b, c = divmod(tile, COL_TILES)
+    cols = slice(c * BLOCK, (c + 1) * BLOCK)
+    out[0, b, cols] = table[tokens[b], cols]
+
+
+def _embedding_plan(tokens, table, out, BLOCK=1024):
+    vocab, hidden = table.shape
+    if out.dim() != 3 or out.shape[0] != 1 or out.shape[2] != hidden or not out.is_contiguous():
+        raise TaskDefinitionError(f"embedding: out must be a contiguous [1, B, {hidden}] tensor, got {tuple(out.shape)}")
+    batch = out.shape[1]
+    if tokens.dim() != 1 or tokens.shape[0] < batch or not table.is_contiguous():
+        raise TaskDefinitionError(f"embedding: tokens must be a [B] vector and the table contiguous; got tokens "
+                                  f"{tuple(tokens.shape)}")
+    BLOCK = min(BLOCK, triton.next_power_of_2(hidden))
+    col_tiles = cdiv(hidden, BLOCK)
+    t = tile_arange(batch * col_tiles)
+    b, c = t // col_tiles, t % col_tiles
+    cols = (c * BLOCK, BLOCK)
+    return TilePlan(t.size, reads={"tokens": ((b, 1),), "table": (ALL, cols)}, writes={"out": ((0, 1), (b, 1), cols)},
+                    scalars={"B": batch}, constexprs={"HIDDEN": hidden, "BLOCK": BLOCK, "COL_TILES": col_tiles},
+                    cost=0.5)
+
+
+@triton.jit
+def argmax_partial_tile(logits, value, index, tile, B, V: tl.constexpr, BLOCK: tl.constexpr, BLOCKS: tl.constexpr):
+    b = tile // BLOCKS
+    j = tile % BLOCKS
+    cols = j * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(logits + b * V + cols, mask=cols < V, other=float("-inf")).to(tl.float32)
+    best, where = tl.max(x, axis=0, return_indices=True, return_indices_tie_break_left=True)
+    tl.store(value + tile, best)
+    tl.store(index + tile, (j * BLOCK + where).to(tl.int64))
+
+
+def argmax_partial_reference(logits, value, index, tile, BLOCK, BLOCKS):
+    b, j = divmod(tile, BLOCKS)
+    x = logits[0, b, j * BLOCK:(j + 1) * BLOCK].float()
+    where = x.argmax()  # the first maximum, as return_indices_tie_break_left
+    value[b, j] = x[where]
+    index[b, j] = j * BLOCK + where
+
+
+def _argmax_plan(logits, value, index, BLOCK=4096):
+    if logits.dim() != 3 or logits.shape[0] != 1 or not logits.is_contiguous():
+        raise TaskDefinitionError(f"argmax_partial: logits must be a contiguous [1, B, V] tensor, "
+                                  f"got {tuple(logits.shape)}")
+    _, batch, vocab = logits.shape
+    BLOCK = min(BLOCK, triton.next_power_of_2(vocab))
+    blocks = cdiv(vocab, BLOCK)
+    if tuple(value.shape) != (batch, blocks) or tuple(index.shape) != (batch, blocks):
+        raise TaskDefinitionError(f"argmax_partial: value and index must be [B, blocks] = {(batch, blocks)}")
+    t = tile_arange(batch * blocks)
+    b, j = t // blocks, t % blocks
+    return TilePlan(t.size, reads={"logits": ((0, 1), (b, 1), (j * BLOCK, BLOCK))},
+                    writes={"value": ((b, 1), (j, 1)), "index": ((b, 1), (j, 1))},
+                    scalars={"B": batch}, constexprs={"V": vocab, "BLOCK": BLOCK, "BLOCKS": blocks}, cost=0.5)
+
+
+@triton.jit
+def greedy_pick_tile(value, index, tokens, pos, tile, BLOCKS: tl.constexpr, BLOCKS_PAD: tl.constexpr):
+    j = tl.arange(0, BLOCKS_PAD)
+    v = tl.load(value + tile * BLOCKS + j, mask=j < BLOCKS, other=float("-inf"))
+    best = tl.max(v, axis=0)
+    first = tl.min(tl.where(v == best, j, BLOCKS), axis=0)  # ties go to the lowest token id, as torch.argmax
+    tl.store(tokens + tile, tl.load(index + tile * BLOCKS + first))
+    tl.store(pos + tile, tl.load(pos + tile) + 1)
+
+
+def greedy_pick_reference(value, index, tokens, pos, tile):
+    tokens[tile] = index[tile, value[tile].argmax()]
+    pos[tile] += 1
+
+
+def _pick_plan(value, index, tokens, pos):
+    batch, blocks = value.shape
+    if tokens.dim() != 1 or pos.dim() != 1 or tokens.shape[0] < batch or pos.shape[0] < batch:
+        raise TaskDefinitionError(f"greedy_pick: tokens and pos must be [B] vectors with B >= {batch}")
+    t = tile_arange(batch)
+    row = ((t, 1),)
+    return TilePlan(t.size, reads={"value": ((t, 1), ALL), "index": ((t, 1), ALL), "pos": row},
+                    writes={"tokens": row, "pos": row},
+                    constexprs={"BLOCKS": blocks, "BLOCKS_PAD": triton.next_power_of_2(blocks)}, cost=0.5)
+
+
+embedding = register_task("embedding", embedding_tile, inputs=("tokens", "table"), outputs=("out",),
+                          plan=_embedding_plan, reference=embedding_reference)
+argmax_partial = register_task("argmax_partial", argmax_partial_tile, inputs=("logits",), outputs=("value", "index"),
+                               plan=_argmax_plan, reference=argmax_partial_reference)
+greedy_pick = register_task("greedy_pick", greedy_pick_tile, inputs=("value", "index"), outputs=("tokens", "pos"),
+                            plan=_pick_plan, reference=greedy_pick_reference)

@@ -1,0 +1,229 @@
+"""Trace a HuggingFace causal LM into the parts megagen maps onto tasks.
+
+The trace walks the module tree and checks it against the config: every leaf module must
+be a part megagen implements (linear, embedding, RMSNorm, SiLU, rotary embedding), the
+decoder must have the standard layout (embedding, layers of RMSNorm / attention / RMSNorm /
+gated MLP, final norm, lm_head), and every shape must agree with the config. Anything
+else raises ``UnsupportedModelError`` naming the module and the operation, before any
+compilation. What differs between families (which layers slide, which settings are
+unsupported) lives in ``models.families``.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+from torch import nn
+
+from megagen.errors import MegagenError, UnsupportedModelError
+
+SUPPORTED_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+# RoPE types whose tables depend only on the position (dynamic ones rescale with the sequence length).
+STATIC_ROPE_TYPES = ("default", "linear", "llama3", "yarn")
+
+
+@dataclasses.dataclass
+class Norm:
+    weight: torch.Tensor
+    eps: float
+
+
+@dataclasses.dataclass
+class Attention:
+    q: nn.Linear
+    k: nn.Linear
+    v: nn.Linear
+    o: nn.Linear
+    q_norm: Norm | None
+    k_norm: Norm | None
+    heads: int
+    kv_heads: int
+    head_dim: int
+    scaling: float
+    window: int | None
+
+
+@dataclasses.dataclass
+class Layer:
+    input_norm: Norm
+    attn: Attention
+    post_norm: Norm
+    gate: nn.Linear
+    up: nn.Linear
+    down: nn.Linear
+
+
+@dataclasses.dataclass
+class Decoder:
+    """A traced decoder: the weights megagen reads, and the facts its graph needs."""
+
+    model: nn.Module
+    family: object
+    embed: torch.Tensor
+    layers: list[Layer]
+    final_norm: Norm
+    lm_head: torch.Tensor
+    rotary: nn.Module
+    vocab_size: int
+    hidden_size: int
+    dtype: torch.dtype
+    device: torch.device
+
+    def rope_tables(self, max_seq_len: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """cos and sin [max_seq_len, head_dim], exactly as the model's rotary embedding computes them."""
+        positions = torch.arange(max_seq_len, device=self.device)[None]
+        probe = torch.empty(1, dtype=self.dtype, device=self.device)
+        with torch.no_grad():
+            cos, sin = self.rotary(probe, positions)
+        return cos[0].contiguous(), sin[0].contiguous()
+
+
+# What a leaf module of an unsupported kind does, for the error message.
+_KNOWN_UNSUPPORTED = {
+    "LayerNorm": "LayerNorm (mean-centred normalisation with bias); megagen maps RMSNorm",
+    "Conv1D": "Conv1D (GPT-2's transposed linear layer); megagen maps nn.Linear",
+    "GELUActivation": "GELU activation; megagen maps SiLU-gated MLPs",
+    "NewGELUActivation": "GELU activation; megagen maps SiLU-gated MLPs",
+    "GELU": "GELU activation; megagen maps SiLU-gated MLPs",
+}
+
+
+def _leaf_kind(module: nn.Module) -> str | None:
+    cls = type(module).__name__
+    if isinstance(module, nn.Linear):
+        return "linear"
+    if isinstance(module, nn.Embedding):
+        return "embedding"
+    if isinstance(module, (nn.Dropout, nn.Identity)):
+        return "identity"
+    if cls.endswith("RMSNorm") and hasattr(module, "variance_epsilon") and getattr(module, "weight", None) is not None:
+        return "rmsnorm"
+    if cls.endswith("RotaryEmbedding"):
+        return "rotary"
+    if isinstance(module, nn.SiLU) or cls == "SiLUActivation":
+        return "silu"
+    return None
+
+
+def _unsupported(path: str, module: nn.Module, what: str) -> UnsupportedModelError:
+    return UnsupportedModelError(f"{path} ({type(module).__name__}): {what}. megagen cannot map this model; "
+                                 "see models/families.py for what is supported")
+
+
+def _check_leaves(model: nn.Module):
+    for path, module in model.named_modules():
+        if next(module.children(), None) is not None:
+            continue
+        if _leaf_kind(module) is None:
+            cls = type(module).__name__
+            what = _KNOWN_UNSUPPORTED.get(cls, f"an operation megagen has no task for ({cls})")
+            raise _unsupported(path, module, what)
+
+
+def _get(model: nn.Module, path: str, kind: str | None = None):
+    module = model
+    for part in path.split("."):
+        module = getattr(module, part, None)
+        if module is None:
+            raise UnsupportedModelError(f"{type(model).__name__} has no '{path}': megagen expects the standard "
+                                        "decoder layout (model.embed_tokens, model.layers, model.norm, lm_head)")
+    if kind is not None and _leaf_kind(module) != kind:
+        raise _unsupported(path, module, f"expected a {kind} here")
+    return module
+
+
+def _norm(model, path) -> Norm:
+    m = _get(model, path, "rmsnorm")
+    return Norm(m.weight, float(m.variance_epsilon))
+
+
+def _linear(model, path, out_features: int, in_features: int, bias: bool | None = False) -> nn.Linear:
+    m = _get(model, path, "linear")
+    if (m.out_features, m.in_features) != (out_features, in_features):
+        raise _unsupported(path, m, f"shape [{m.out_features}, {m.in_features}] does not match the config's "
+                                    f"[{out_features}, {in_features}]")
+    if bias is not None and (m.bias is not None) != bias:
+        raise _unsupported(path, m, "a bias on this projection" if m.bias is not None else "no bias here, "
+                                    "where the rest of the model has one")
+    return m
+
+
+def trace(model) -> Decoder:
+    """Map ``model`` onto megagen's parts, or raise UnsupportedModelError / MegagenError saying why not."""
+    from transformers import PreTrainedModel
+
+    from models import family_for
+    if not isinstance(model, PreTrainedModel):
+        raise MegagenError(f"megagen.build needs a transformers PreTrainedModel (a causal LM); got "
+                           f"{type(model).__name__}")
+    config = model.config
+    _check_leaves(model)
+    family = family_for(config.model_type)
+    if family is None:
+        raise UnsupportedModelError(f"{type(model).__name__}: model_type '{config.model_type}' has no megagen family; "
+                                    "models/families.py lists the supported ones (llama, qwen2, qwen3, mistral)")
+    for setting, why in family.unsupported(config):
+        raise UnsupportedModelError(f"{type(model).__name__}: config.{setting} is set ({why}); megagen does not "
+                                    "implement it")
+    if getattr(config, "hidden_act", "silu") not in ("silu", "swish"):
+        raise UnsupportedModelError(f"{type(model).__name__}: hidden_act '{config.hidden_act}'; megagen maps "
+                                    "SiLU-gated MLPs")
+    for setting in ("attn_logit_softcapping", "final_logit_softcapping"):
+        if getattr(config, setting, None):
+            raise UnsupportedModelError(f"{type(model).__name__}: config.{setting} (logit soft-capping) is not "
+                                        "implemented")
+    dtype = model.dtype
+    if dtype not in SUPPORTED_DTYPES:
+        raise MegagenError(f"the model's dtype is {dtype}; megagen supports float32, bfloat16 and float16 "
+                           "(convert with model.to(torch.bfloat16))")
+    devices = {p.device for p in model.parameters()}
+    if len(devices) != 1:
+        raise MegagenError(f"the model's parameters are on several devices {sorted(map(str, devices))}; "
+                           "put the whole model on one device")
+
+    hidden, vocab = config.hidden_size, config.vocab_size
+    heads, kv_heads = config.num_attention_heads, config.num_key_value_heads
+    inter = config.intermediate_size
+    rotary = _get(model, "model.rotary_emb", "rotary")
+    rope_type = getattr(rotary, "rope_type", "default")
+    if rope_type not in STATIC_ROPE_TYPES:
+        raise _unsupported("model.rotary_emb", rotary, f"rope_type '{rope_type}' changes with the sequence length; "
+                                                       f"megagen supports {', '.join(STATIC_ROPE_TYPES)}")
+    embed = _get(model, "model.embed_tokens", "embedding")
+    if tuple(embed.weight.shape) != (vocab, hidden):
+        raise _unsupported("model.embed_tokens", embed, f"shape {tuple(embed.weight.shape)} is not the config's "
+                                                        f"({vocab}, {hidden})")
+    stack = _get(model, "model.layers")
+    if len(stack) != config.num_hidden_layers:
+        raise _unsupported("model.layers", stack, f"{len(stack)} layers, the config says {config.num_hidden_layers}")
+
+    layers = []
+    for i in range(len(stack)):
+        p = f"model.layers.{i}"
+        attn_module = _get(model, f"{p}.self_attn")
+        head_dim = getattr(attn_module, "head_dim", hidden // heads)
+        q = _linear(model, f"{p}.self_attn.q_proj", heads * head_dim, hidden, bias=None)
+        has_bias = q.bias is not None
+        k = _linear(model, f"{p}.self_attn.k_proj", kv_heads * head_dim, hidden, bias=has_bias)
+        v = _linear(model, f"{p}.self_attn.v_proj", kv_heads * head_dim, hidden, bias=has_bias)
+        o = _linear(model, f"{p}.self_attn.o_proj", hidden, heads * head_dim)
+        qk_norm = [_norm(model, f"{p}.self_attn.{n}") if hasattr(attn_module, n) else None
+                   for n in ("q_norm", "k_norm")]
+        if (qk_norm[0] is None) != (qk_norm[1] is None):
+            raise _unsupported(f"{p}.self_attn", attn_module, "a norm on only one of q and k")
+        act = _get(model, f"{p}.mlp.act_fn")
+        if _leaf_kind(act) != "silu":
+            raise _unsupported(f"{p}.mlp.act_fn", act, "an activation other than SiLU")
+        window = family.window(config, i, attn_module)
+        layers.append(Layer(
+            input_norm=_norm(model, f"{p}.input_layernorm"),
+            attn=Attention(q, k, v, o, qk_norm[0], qk_norm[1], heads, kv_heads, head_dim,
+                           float(attn_module.scaling), int(window) if window else None),
+            post_norm=_norm(model, f"{p}.post_attention_layernorm"),
+            gate=_linear(model, f"{p}.mlp.gate_proj", inter, hidden),
+            up=_linear(model, f"{p}.mlp.up_proj", inter, hidden),
+            down=_linear(model, f"{p}.mlp.down_proj", hidden, inter)))
+    lm_head = _linear(model, "lm_head", vocab, hidden)
+    return Decoder(model=model, family=family, embed=embed.weight, layers=layers,
+                   final_norm=_norm(model, "model.norm"), lm_head=lm_head.weight, rotary=rotary,
+                   vocab_size=vocab, hidden_size=hidden, dtype=dtype, device=next(iter(devices)))

@@ -1,0 +1,11 @@
+"""What is specific to each HuggingFace model family megagen maps, and presets of real checkpoints.
+
+The generic machinery (megagen.trace) walks any decoder built from the standard parts; a
+family says which HuggingFace ``model_type`` it covers, how that family decides each
+layer's attention window, and which config settings change the math in ways megagen does
+not implement. Adding a family that reuses the same parts is a few lines here.
+"""
+from models.families import FAMILIES, Family, family_for
+from models.presets import PRESETS, preset_config, random_model
+
+__all__ = ["FAMILIES", "Family", "PRESETS", "family_for", "preset_config", "random_model"]

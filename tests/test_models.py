@@ -1,0 +1,379 @@
+"""megagen.build(model) on HuggingFace causal LMs: tokens and logits against transformers itself.
+
+Every model here is a tiny random-weight float32 model (``models.random_model``); its weights are
+drawn with ``initializer_range=0.3`` so that greedy decoding wanders through the vocabulary instead
+of repeating one token (with HuggingFace's default 0.02 most tiny models emit a single token over
+and over, which would make a token comparison nearly vacuous).
+
+The reference is always transformers: ``model.generate(ids, do_sample=False, max_new_tokens=N)``
+for the tokens, and one full forward pass over the generated sequence for each MegaKernel decode
+step's logits. A decode step takes a few seconds in Triton's interpreter, so runners are built
+once per module and shared, and the number of decode steps is kept small.
+"""
+from __future__ import annotations
+
+import copy
+
+import networkx as nx
+import pytest
+import torch
+
+import megagen
+import models
+from megagen.runtime import MegaKernel
+
+MAX_SEQ_LEN = 32
+INIT = dict(initializer_range=0.3)
+LOGITS_RTOL = 1e-4  # max |megagen - HF| / max |HF|, per batch row and decode step
+
+
+# ---------------------------------------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------------------------------------
+
+def tiny(name: str, **overrides):
+    return models.random_model(name, dtype=torch.float32, **{**INIT, **overrides})
+
+
+def prompt(batch: int, length: int, seed: int = 1) -> torch.Tensor:
+    """Random token ids in 3..255: clear of bos/eos/pad ids (0..2), so HF never infers an attention mask."""
+    return torch.randint(3, 256, (batch, length), generator=torch.Generator().manual_seed(seed))
+
+
+@torch.no_grad()
+def hf_generate(model, ids: torch.Tensor, new: int) -> torch.Tensor:
+    return model.generate(ids, do_sample=False, max_new_tokens=new)
+
+
+@torch.no_grad()
+def check_against_hf(runner, model, ids: torch.Tensor, new: int, *, expect_full_length: bool = True):
+    """Generate with megagen and with HF; tokens must be equal and every decode step's logits within tolerance."""
+    ref = hf_generate(model, ids, new)
+    seq, logits = runner.generate(ids, max_new_tokens=new, return_logits=True)
+    assert seq.dtype == ref.dtype and seq.shape == ref.shape and torch.equal(seq, ref), (
+        f"tokens differ from HF generate:\nmegagen {seq.tolist()}\nHF      {ref.tolist()}")
+    if expect_full_length:
+        assert ref.shape[1] == ids.shape[1] + new, "test setup: HF stopped early (eos); pick another prompt"
+    assert logits.shape == (ids.shape[0], seq.shape[1] - ids.shape[1], model.config.vocab_size), (
+        f"expected logits [batch, new tokens, vocab], got {tuple(logits.shape)}")
+    full = model(ref).logits  # causal: position t's logits depend on tokens 0..t only
+    length = ids.shape[1]
+    for i in range(logits.shape[1]):
+        got = logits[:, i]
+        want = full[:, length - 1 + i]
+        assert tuple(got.shape) == tuple(want.shape), f"step {i}: logits shape {tuple(got.shape)} != {tuple(want.shape)}"
+        for b in range(want.shape[0]):
+            err = ((got[b].float() - want[b]).abs().max() / want[b].abs().max()).item()
+            assert err <= LOGITS_RTOL, f"step {i}, row {b}: relative logits error {err:.3g} > {LOGITS_RTOL}"
+        # the token taken at this step is the argmax of these logits
+        assert torch.equal(got.argmax(-1), ref[:, length + i]), f"step {i}: token is not the argmax of the logits"
+    return seq
+
+
+# ---------------------------------------------------------------------------------------------------------
+# shared runners (one per family; the interpreter makes every decode step expensive)
+# ---------------------------------------------------------------------------------------------------------
+
+# family -> (max_batch_size, batch, prompt length); mistral's prompt and generation pass its window of 8;
+# llama is batch 2 so its batch-2 kernel is reused by the eos tests; qwen2 takes batch 3 for the batch tests.
+FAMILIES = {
+    "tiny-qwen3": (1, 1, 5),
+    "tiny-llama": (2, 2, 5),
+    "tiny-qwen2": (3, 1, 6),
+    "tiny-mistral": (2, 2, 10),
+}
+FAMILY_NEW_TOKENS = 9  # prefill + 8 MegaKernel decode steps
+
+
+@pytest.fixture(scope="module")
+def family():
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            model = tiny(name)
+            runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, max_batch_size=FAMILIES[name][0])
+            cache[name] = (model, runner)
+        return cache[name]
+
+    return get
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 1. every family, float32: tokens equal HF generate, logits match a full HF forward
+# ---------------------------------------------------------------------------------------------------------
+
+def _check_family_setup(name, model):
+    """The preset really exercises what distinguishes its family (or the test would prove little)."""
+    attn = model.model.layers[0].self_attn
+    if name == "tiny-qwen3":
+        assert hasattr(attn, "q_norm") and hasattr(attn, "k_norm")
+        assert model.lm_head.weight.data_ptr() == model.model.embed_tokens.weight.data_ptr()
+    elif name == "tiny-llama":
+        assert model.model.rotary_emb.rope_type == "llama3"
+    elif name == "tiny-qwen2":
+        assert attn.q_proj.bias is not None and attn.k_proj.bias is not None and attn.v_proj.bias is not None
+    elif name == "tiny-mistral":
+        assert model.config.sliding_window == 8
+
+
+@pytest.mark.parametrize("name", list(FAMILIES))
+def test_family_matches_hf(name, family):
+    model, runner = family(name)
+    _check_family_setup(name, model)
+    _, batch, length = FAMILIES[name]
+    ids = prompt(batch, length, seed=11 + list(FAMILIES).index(name))
+    seq = check_against_hf(runner, model, ids, FAMILY_NEW_TOKENS)
+    if name == "tiny-mistral":
+        # the window must matter here: without it, HF's logits over this sequence are different
+        assert seq.shape[1] > 8 and length > 8
+        unwindowed = tiny(name, sliding_window=None)
+        assert all(torch.equal(x, y) for x, y in zip(model.state_dict().values(), unwindowed.state_dict().values()))
+        with torch.no_grad():
+            a = model(seq).logits[:, length:]
+            b = unwindowed(seq).logits[:, length:]
+        assert (a - b).abs().max() > 1e-2 * a.abs().max(), "test setup: the sliding window changes nothing"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 2. attention and RoPE variants on tiny-llama
+# ---------------------------------------------------------------------------------------------------------
+
+VARIANTS = {
+    "mha": dict(num_key_value_heads=4),
+    "mqa": dict(num_key_value_heads=1),
+    "rope_linear": dict(rope_scaling={"rope_type": "linear", "factor": 2.0}),
+    "rope_yarn": dict(rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32}),
+    "tied_lm_head": dict(tie_word_embeddings=True),
+}
+
+
+def _check_variant_setup(variant, model):
+    attn = model.model.layers[0].self_attn
+    tied = model.lm_head.weight.data_ptr() == model.model.embed_tokens.weight.data_ptr()
+    if variant == "mha":
+        assert attn.k_proj.out_features == attn.q_proj.out_features == 64
+    elif variant == "mqa":
+        assert attn.k_proj.out_features == attn.v_proj.out_features == 16
+    elif variant == "rope_linear":
+        assert model.model.rotary_emb.rope_type == "linear"
+    elif variant == "rope_yarn":
+        assert model.model.rotary_emb.rope_type == "yarn"
+    if variant == "tied_lm_head":
+        assert tied
+    else:
+        assert not tied
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_llama_variant_matches_hf(variant):
+    model = tiny("tiny-llama", **VARIANTS[variant])
+    _check_variant_setup(variant, model)
+    runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN)
+    check_against_hf(runner, model, prompt(1, 6, seed=5), 4)  # prefill + 3 decode steps
+
+
+def test_qwen2_per_layer_sliding_window():
+    """Qwen2 slides only on the layers config.layer_types marks (here layer 1 of 2, window 4)."""
+    model = tiny("tiny-qwen2", use_sliding_window=True, sliding_window=4, max_window_layers=1)
+    assert [layer.self_attn.sliding_window for layer in model.model.layers] == [None, 4]
+    runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN)
+    seq = check_against_hf(runner, model, prompt(1, 8, seed=6), 4)
+    with torch.no_grad():
+        a = model(seq).logits[:, 8:]
+        full = tiny("tiny-qwen2")
+        assert all(torch.equal(x, y) for x, y in zip(model.state_dict().values(), full.state_dict().values()))
+        b = full(seq).logits[:, 8:]
+    assert (a - b).abs().max() > 1e-2 * a.abs().max(), "test setup: the sliding window changes nothing"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 3. batch sizes: one runner, batch 3 then batch 1
+# ---------------------------------------------------------------------------------------------------------
+
+def test_batch_three_then_one(family):
+    model, runner = family("tiny-qwen2")
+    assert runner.max_batch_size == 3
+    check_against_hf(runner, model, prompt(3, 7, seed=21), 3)
+    # batch 1 after batch 3: rows 1 and 2 of the state hold stale positions and cache
+    check_against_hf(runner, model, prompt(1, 4, seed=22), 3)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 4. a checkpoint loaded from a local path
+# ---------------------------------------------------------------------------------------------------------
+
+def test_from_pretrained_local_path(tmp_path):
+    from transformers import AutoModelForCausalLM
+    tiny("tiny-qwen3", seed=3).save_pretrained(tmp_path)
+    model = AutoModelForCausalLM.from_pretrained(tmp_path, dtype=torch.float32).eval()
+    runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN)
+    ids = prompt(1, 5, seed=31)
+    ref = hf_generate(model, ids, 3)
+    assert torch.equal(runner.generate(ids, max_new_tokens=3), ref)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 5. unsupported models and settings
+# ---------------------------------------------------------------------------------------------------------
+
+def test_gpt2_is_unsupported_naming_module_and_operation():
+    from transformers import GPT2Config, GPT2LMHeadModel
+    model = GPT2LMHeadModel(GPT2Config(n_layer=1, n_embd=32, n_head=2, vocab_size=64)).eval()
+    with pytest.raises(megagen.UnsupportedModelError) as info:
+        megagen.build(model, max_seq_len=MAX_SEQ_LEN)
+    msg = str(info.value)
+    assert "transformer.h.0.ln_1" in msg and "LayerNorm" in msg, msg
+
+
+def test_gelu_llama_is_unsupported():
+    model = models.random_model("tiny-llama", dtype=torch.float32, hidden_act="gelu")
+    with pytest.raises(megagen.UnsupportedModelError, match=r"(?i)gelu"):
+        megagen.build(model, max_seq_len=MAX_SEQ_LEN)
+
+
+def test_dynamic_rope_is_unsupported():
+    model = models.random_model("tiny-llama", dtype=torch.float32, rope_scaling={"rope_type": "dynamic", "factor": 2.0})
+    assert model.model.rotary_emb.rope_type == "dynamic"
+    with pytest.raises(megagen.UnsupportedModelError) as info:
+        megagen.build(model, max_seq_len=MAX_SEQ_LEN)
+    assert "model.rotary_emb" in str(info.value) and "dynamic" in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("obj", [torch.nn.Linear(4, 4), "tiny-llama", None], ids=["nn.Linear", "str", "None"])
+def test_non_model_is_rejected(obj):
+    with pytest.raises(megagen.MegagenError):
+        megagen.build(obj, max_seq_len=MAX_SEQ_LEN)
+
+
+def test_tensor_parallel_is_rejected(family):
+    model, _ = family("tiny-qwen3")
+    with pytest.raises(megagen.MegagenError, match="tp"):
+        megagen.build(model, tp=2, max_seq_len=MAX_SEQ_LEN)
+
+
+def test_float64_model_is_rejected():
+    model = models.random_model("tiny-qwen3", dtype=torch.float64)
+    with pytest.raises(megagen.MegagenError, match="float64"):
+        megagen.build(model, max_seq_len=MAX_SEQ_LEN)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 6. bad input: a clear MegagenError before anything runs, and the runner still works afterwards
+# ---------------------------------------------------------------------------------------------------------
+
+BAD_INPUTS = [
+    (lambda: dict(input_ids=torch.tensor([[5, 256, 7]])), r"256"),                     # id == vocab
+    (lambda: dict(input_ids=torch.tensor([[5, 300, 7]])), r"300"),                     # id > vocab
+    (lambda: dict(input_ids=torch.tensor([[5, -1, 7]])), r"-1"),                       # negative id
+    (lambda: dict(input_ids=prompt(1, 30), max_new_tokens=3), r"max_seq_len"),        # 30 + 3 > 32
+    (lambda: dict(input_ids=prompt(1, 4), max_new_tokens=MAX_SEQ_LEN), r"max_seq_len"),
+    (lambda: dict(input_ids=prompt(2, 4)), r"max_batch_size"),                        # batch 2 > 1
+    (lambda: dict(input_ids=prompt(1, 4).float()), r"(?i)int"),                       # float ids
+    (lambda: dict(input_ids=prompt(1, 4), max_new_tokens=0), r"max_new_tokens"),
+    (lambda: dict(input_ids=torch.zeros(1, 0, dtype=torch.int64)), r"length"),        # empty prompt
+]
+
+
+def test_bad_input_is_rejected_before_running(family, monkeypatch):
+    model, runner = family("tiny-qwen3")
+    assert runner.max_batch_size == 1 and runner.max_seq_len == MAX_SEQ_LEN
+    calls = []
+    real_forward, real_run = model.forward, MegaKernel.run
+    monkeypatch.setattr(model, "forward", lambda *a, **k: calls.append("forward") or real_forward(*a, **k))
+    monkeypatch.setattr(MegaKernel, "run", lambda self, *a, **k: calls.append("run") or real_run(self, *a, **k))
+    for make, pattern in BAD_INPUTS:
+        kwargs = {"max_new_tokens": 2, **make()}
+        with pytest.raises(megagen.MegagenError, match=pattern):
+            runner.generate(**kwargs)
+        assert not calls, f"{kwargs}: the model or the MegaKernel ran before the error ({calls})"
+    monkeypatch.undo()
+    # still correct afterwards, right at the limit: prompt + new tokens == max_seq_len
+    check_against_hf(runner, model, prompt(1, MAX_SEQ_LEN - 3, seed=41), 3)
+
+
+def test_bad_build_arguments(family):
+    model, _ = family("tiny-qwen3")
+    with pytest.raises(megagen.MegagenError, match="max_batch_size"):
+        megagen.build(model, max_seq_len=MAX_SEQ_LEN, max_batch_size=9)
+    assert model.config.max_position_embeddings == 256
+    with pytest.raises(megagen.MegagenError, match="max_seq_len"):
+        megagen.build(model, max_seq_len=257)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 7. what the runner exposes
+# ---------------------------------------------------------------------------------------------------------
+
+def test_runner_exposes_graph_schedule_and_source(family):
+    model, runner = family("tiny-qwen3")
+    g = runner.graph
+    assert isinstance(g, nx.DiGraph)
+    nodes = set(g.nodes)
+    for layer in range(model.config.num_hidden_layers):
+        for op in ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"):
+            assert f"L{layer}.{op}" in nodes, f"L{layer}.{op} missing from {sorted(nodes)}"
+    assert "lm_head" in nodes
+    assert nx.is_directed_acyclic_graph(g)
+    assert nx.has_path(g, "L0.q_proj", "lm_head")
+    assert runner.schedule is not None
+    assert "def megakernel" in runner.source
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 8. end of sequence: HF stops early and pads finished rows; megagen must return the same
+# ---------------------------------------------------------------------------------------------------------
+
+def _with_generation_config(model, monkeypatch, **settings):
+    config = copy.deepcopy(model.generation_config)
+    for k, v in settings.items():
+        setattr(config, k, v)
+    monkeypatch.setattr(model, "generation_config", config)
+
+
+def _first_new(tokens: list[int], step: int) -> int:
+    """The first step >= ``step`` whose token does not appear earlier in the row."""
+    for s in range(step, len(tokens)):
+        if tokens[s] not in tokens[:s]:
+            return s
+    raise AssertionError(f"test setup: no usable eos candidate in {tokens}")
+
+
+def _two_row_eos(rows: list[list[int]]) -> tuple[int, int]:
+    """Steps s0 < s1 - 1 such that row 0 first ends at s0 and row 1 first ends at s1 with eos {rows[0][s0], rows[1][s1]}."""
+    for s1 in range(len(rows[1]) - 2, 1, -1):  # s1 < last step: HF stops early
+        for s0 in range(1, s1 - 1):
+            eos = {rows[0][s0], rows[1][s1]}
+            if not eos & set(rows[0][:s0]) and not eos & set(rows[1][:s1]) and rows[0][s0] != rows[1][s1]:
+                return s0, s1
+    raise AssertionError(f"test setup: no usable eos pair in {rows}")
+
+
+def test_eos_stops_early_batch_one(family, monkeypatch):
+    model, runner = family("tiny-llama")
+    assert model.generation_config.eos_token_id == 2
+    ids, new = prompt(1, 5, seed=51), 5
+    _with_generation_config(model, monkeypatch, eos_token_id=None)
+    free = hf_generate(model, ids, new)[0, 5:].tolist()
+    step = _first_new(free, 3)
+    _with_generation_config(model, monkeypatch, eos_token_id=free[step])
+    ref = hf_generate(model, ids, new)
+    assert ref.shape[1] == 5 + step + 1 < 5 + new, "test setup: HF did not stop at the eos"
+    seq = runner.generate(ids, max_new_tokens=new)
+    assert seq.shape == ref.shape and torch.equal(seq, ref), f"megagen {seq.tolist()}\nHF      {ref.tolist()}"
+
+
+def test_eos_pads_finished_rows_batch_two(family, monkeypatch):
+    model, runner = family("tiny-llama")
+    ids, new = prompt(2, 5, seed=52), 6
+    _with_generation_config(model, monkeypatch, eos_token_id=None)
+    free = hf_generate(model, ids, new)[:, 5:].tolist()
+    # row 0 ends first, row 1 later; neither eos appears in the other row before that row ends
+    s0, s1 = _two_row_eos(free)
+    eos = [free[0][s0], free[1][s1]]
+    _with_generation_config(model, monkeypatch, eos_token_id=eos, pad_token_id=0)
+    ref = hf_generate(model, ids, new)
+    assert ref.shape[1] == 5 + s1 + 1 < 5 + new, f"test setup: HF did not stop at the second eos ({ref.tolist()})"
+    assert (ref[0, 5 + s0 + 1:] == 0).all() and ref[0, 5 + s0 + 1:].numel() > 0, "test setup: row 0 not padded"
+    seq = runner.generate(ids, max_new_tokens=new)
+    assert seq.shape == ref.shape and torch.equal(seq, ref), f"megagen {seq.tolist()}\nHF      {ref.tolist()}"
