@@ -16,7 +16,6 @@ import argparse
 import copy
 import json
 import statistics
-import subprocess
 import sys
 import time
 
@@ -184,13 +183,6 @@ def compare_with_hf(model, runner, prompt, args) -> dict:
                 tokens_equal_to_hf_generate_prefix=int(same.cumprod(0).sum()))
 
 
-def commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    except OSError:
-        return "unknown"
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--presets", nargs="+", default=["Qwen3-0.6B"])
@@ -207,7 +199,6 @@ def main():
     report = {"gpu": torch.cuda.get_device_name(), "date": time.strftime("%Y-%m-%d"),
               "command": " ".join(["python"] + sys.argv), "torch": torch.__version__,
               "triton": __import__("triton").__version__, "transformers": __import__("transformers").__version__,
-              "commit": commit(),
               "copy_bandwidth_TBps": bandwidth / 1e12, "options": args.options, "results": []}
     for preset in args.presets:
         r = check(preset, args, bandwidth)

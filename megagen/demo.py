@@ -67,18 +67,20 @@ def main():
         print("(in bfloat16 a near-tie can flip an argmax and the sequences then diverge; "
               "benchmarks/decode_check.py measures the logits' agreement)")
 
-    # the other schedulers: one decode step each from the same state gives the same logits
-    reference = runner.logits(args.batch).float().clone()
+    # every scheduler: the same decode step from the same state gives the same logits
+    logits = {}
     for scheduler in ("round_robin", "zigzag", "work_queue"):
         other = megagen.build(model, scheduler=scheduler, max_seq_len=args.prompt_len + args.new_tokens,
                               max_batch_size=args.batch)
         other.prefill(ours[:, :-2])
-        other.state.tokens[:args.batch] = ours[:, -2]  # replay round_robin's last step: same token, same position
+        other.state.tokens[:args.batch] = ours[:, -2]  # replay the last step: same token, same position
         other.kernel(args.batch).run()
-        err = ((other.logits(args.batch).float() - reference).abs().max() / reference.abs().max()).item()
-        print(f"{scheduler:>11}: last step's logits within {err:.1e} (relative) of round_robin's")
-        if err > (1e-4 if cpu else 2e-2):
-            raise SystemExit(f"{scheduler}: logits differ")
+        logits[scheduler] = other.logits(args.batch).float()
+        err = ((logits[scheduler] - logits["round_robin"]).abs().max() / logits["round_robin"].abs().max()).item()
+        print(f"{scheduler:>11}: {other.kernel(args.batch).num_ctas} CTAs, logits within {err:.1e} (relative) "
+              "of round_robin's")
+        if err > 1e-5:
+            raise SystemExit(f"{scheduler}: logits differ from round_robin's")
 
     if not cpu:
         runner.prefill(ids)
