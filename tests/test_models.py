@@ -20,7 +20,10 @@ import torch
 
 import megagen
 import models
+from megagen.backend import default_device
 from megagen.runtime import MegaKernel
+
+DEVICE = default_device()  # the CPU under the interpreter, else the GPU
 
 MAX_SEQ_LEN = 32
 INIT = dict(initializer_range=0.3)
@@ -32,12 +35,12 @@ LOGITS_RTOL = 1e-4  # max |megagen - HF| / max |HF|, per batch row and decode st
 # ---------------------------------------------------------------------------------------------------------
 
 def tiny(name: str, **overrides):
-    return models.random_model(name, dtype=torch.float32, **{**INIT, **overrides})
+    return models.random_model(name, dtype=torch.float32, device=DEVICE, **{**INIT, **overrides})
 
 
 def prompt(batch: int, length: int, seed: int = 1) -> torch.Tensor:
     """Random token ids in 3..255: clear of bos/eos/pad ids (0..2), so HF never infers an attention mask."""
-    return torch.randint(3, 256, (batch, length), generator=torch.Generator().manual_seed(seed))
+    return torch.randint(3, 256, (batch, length), generator=torch.Generator().manual_seed(seed)).to(DEVICE)
 
 
 @torch.no_grad()
@@ -206,7 +209,7 @@ def test_batch_three_then_one(family):
 def test_from_pretrained_local_path(tmp_path):
     from transformers import AutoModelForCausalLM
     tiny("tiny-qwen3", seed=3).save_pretrained(tmp_path)
-    model = AutoModelForCausalLM.from_pretrained(tmp_path, dtype=torch.float32).eval()
+    model = AutoModelForCausalLM.from_pretrained(tmp_path, dtype=torch.float32).to(DEVICE).eval()
     runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN)
     ids = prompt(1, 5, seed=31)
     ref = hf_generate(model, ids, 3)
