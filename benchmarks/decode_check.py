@@ -23,88 +23,23 @@ import megagen
 import torch
 
 import models
+from megagen.bench import copy_bandwidth, hf_eager, hf_static, measure, step_bytes
 
 
-def timed(fn, steps: int, before=None) -> list[float]:
-    """Milliseconds of ``fn()`` per call, CUDA-event timed; ``before()`` runs untimed before each call."""
-    for _ in range(5):
-        if before:
-            before()
-        fn()
-    times = []
-    for _ in range(steps):
-        if before:
-            before()
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return times
+def timed(step, steps: int, before=None) -> list[float]:
+    return measure(step, steps, warmup=5, before=before)
 
 
 def summary(times):
     return {"median_ms": statistics.median(times), "min_ms": min(times), "max_ms": max(times), "n": len(times)}
 
 
-def copy_bandwidth() -> float:
-    """Device-to-device copy bandwidth in bytes/s, counting bytes read plus written."""
-    src = torch.randn(256 * 2**20, device="cuda")  # 1 GiB
-    dst = torch.empty_like(src)
-    t = statistics.median(timed(lambda: dst.copy_(src), 20))
-    return 2 * src.numel() * src.element_size() / (t / 1e3)
-
-
-def step_bytes(model, context: int) -> int:
-    cfg = model.config
-    tied = model.lm_head.weight.data_ptr() == model.model.embed_tokens.weight.data_ptr()
-    weights = sum(p.numel() * p.element_size() for n, p in model.named_parameters()
-                  if tied or "embed_tokens" not in n)
-    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
-    kv = 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * head_dim * context * model.dtype.itemsize
-    return weights + kv
-
-
 def hf_baselines(model, prompt, steps):
-    from transformers import DynamicCache, StaticCache
-    context = prompt.shape[1]
     out = {}
     with torch.no_grad():
-        cache = DynamicCache()
-        model(input_ids=prompt, past_key_values=cache, use_cache=True)
-        tok = torch.randint(0, model.config.vocab_size, (1, 1), device="cuda")
-
-        def back_to_context():
-            extra = cache.get_seq_length() - context
-            if extra > 0:
-                cache.crop(-extra)
-        out["hf_eager"] = summary(timed(lambda: model(input_ids=tok, past_key_values=cache, use_cache=True),
-                                        steps, before=back_to_context))
-
-        static = StaticCache(config=model.config, max_cache_len=context + 16)
-        model(input_ids=prompt, past_key_values=static, use_cache=True,
-              cache_position=torch.arange(context, device="cuda"))
-        pos = torch.tensor([context], device="cuda")
-
-        def step():
-            return model(input_ids=tok, position_ids=pos[None], cache_position=pos, past_key_values=static,
-                         use_cache=True)
-        def rewind():  # StaticCache counts the tokens it holds on the device; keep the context fixed
-            for layer in static.layers:
-                layer.cumulative_length.fill_(context)
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):
-            for _ in range(3):
-                rewind()
-                step()
-        torch.cuda.current_stream().wait_stream(stream)
-        rewind()
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            step()
-        out["hf_static_cuda_graph"] = summary(timed(graph.replay, steps, before=rewind))
+        for name, (step, before) in (("hf_eager", hf_eager(model, prompt)),
+                                     ("hf_static_cuda_graph", hf_static(model, prompt, compiled=False))):
+            out[name] = summary(timed(step, steps, before))
     return out
 
 
@@ -113,7 +48,7 @@ def check(preset, args, bandwidth):
     model = models.random_model(preset, dtype=torch.bfloat16, device="cuda")
     vocab = model.config.vocab_size
     prompt = torch.randint(0, vocab, (1, args.context), device="cuda")
-    result = {"preset": preset, "context": args.context, "bytes_per_step": step_bytes(model, args.context)}
+    result = {"preset": preset, "context": args.context, "bytes_per_step": step_bytes(model, args.context, 1)}
     result["floor_ms"] = result["bytes_per_step"] / bandwidth * 1e3
 
     t0 = time.perf_counter()
@@ -148,8 +83,6 @@ def check(preset, args, bandwidth):
     for k in ("megagen", "megagen_cuda_graph", "hf_eager", "hf_static_cuda_graph"):
         if k in result:
             result[k]["fraction_of_floor"] = floor / result[k]["median_ms"]
-    del runner, model
-    torch.cuda.empty_cache()
     return result
 
 
@@ -195,7 +128,7 @@ def main():
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     args.options = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in (o.split("=") for o in args.option)}
-    bandwidth = copy_bandwidth()
+    bandwidth = copy_bandwidth(torch.device("cuda"), cuda=True)
     report = {"gpu": torch.cuda.get_device_name(), "date": time.strftime("%Y-%m-%d"),
               "command": " ".join(["python"] + sys.argv), "torch": torch.__version__,
               "triton": __import__("triton").__version__, "transformers": __import__("transformers").__version__,

@@ -18,7 +18,8 @@ from megagen.graph.dependencies import TileDAG
 from megagen.scheduler import SimResult, get_scheduler, simulate, task_costs
 from megagen.scoreboard import ScoreboardLayout, build_layout
 
-# Kernel parameters of every generated megakernel, in order (see codegen/templates/megakernel.py.j2).
+# Kernel parameters of every generated megakernel, in order (see codegen/templates/megakernel.py.j2);
+# a profiling build adds "profile" after them (KernelBuild.pointer_params).
 POINTER_PARAMS = ("records", "deps", "args", "counters", "control", "queue", "queue_offsets", "vstate")
 
 # A spin is one poll of a counter (about a microsecond on a GPU under load), so by default a wait gives
@@ -39,6 +40,7 @@ class KernelBuild:
     args: np.ndarray  # the argument table, padded by args_width
     args_width: int
     interleaved: bool
+    profile: bool  # run_task records each task's timeline (megagen/profiler_device.py)
     source: str
     module: object
     source_path: object
@@ -51,6 +53,19 @@ class KernelBuild:
     def grid(self) -> int:
         return 1 if self.interleaved else self.num_ctas
 
+    @property
+    def pointer_params(self) -> tuple[str, ...]:
+        """The megakernel's pointer parameters, in order."""
+        return POINTER_PARAMS + (("profile",) if self.profile else ())
+
+    def constexprs(self, *, scope: str, dep_block: int, max_spins: int, gpu: bool) -> dict:
+        """The megakernel's constexpr arguments; ``gpu`` is False under the interpreter (no inline PTX)."""
+        constexprs = dict(GRID=self.num_ctas, SCOPE=scope, DEP_BLOCK=dep_block, MAX_SPINS=max_spins,
+                          ARGS_WIDTH=self.args_width, FENCE=gpu)
+        if self.profile:
+            constexprs["CLOCK"] = "globaltimer" if gpu else "logical"
+        return constexprs
+
     def queue_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """(queue, offsets) as the driver reads them."""
         if self.schedule.dynamic:
@@ -58,7 +73,8 @@ class KernelBuild:
         return self.schedule.flat()
 
 
-def build_kernel(graph, scheduler, *, num_ctas: int, interleaved: bool, validate: bool = True) -> KernelBuild:
+def build_kernel(graph, scheduler, *, num_ctas: int, interleaved: bool, validate: bool = True,
+                 profile: bool = False) -> KernelBuild:
     dag = graph.dependencies
     sched = get_scheduler(scheduler)
     schedule = sched.assign(dag, num_ctas)
@@ -76,9 +92,10 @@ def build_kernel(graph, scheduler, *, num_ctas: int, interleaved: bool, validate
     args = np.array([x for r in rows for x in r] + [0] * args_width, dtype=np.int64)
     layout = build_layout(dag, op_variant, op_args)
 
-    source = render_megakernel(graph, variants, op_variant, layout, schedule, interleaved=interleaved)
+    source = render_megakernel(graph, variants, op_variant, layout, schedule, interleaved=interleaved,
+                               profile=profile)
     module, path = load_module(source, variants, "megakernel")
-    return KernelBuild(dag, schedule, simulation, variants, layout, args, args_width, interleaved, source,
+    return KernelBuild(dag, schedule, simulation, variants, layout, args, args_width, interleaved, profile, source,
                        module, path)
 
 
@@ -91,9 +108,8 @@ def compile_ptx(build: KernelBuild, *, num_warps: int = 4, arch: int = 90, scope
     from triton.backends.compiler import GPUTarget
     if build.interleaved:
         raise MegagenError("compile_ptx checks the GPU drivers; build with interleaved=False")
-    constexprs = dict(GRID=build.num_ctas, SCOPE=scope, DEP_BLOCK=dep_block, MAX_SPINS=max_spins,
-                      ARGS_WIDTH=build.args_width, FENCE=True)
-    signature = {name: "*i64" for name in POINTER_PARAMS}
+    constexprs = build.constexprs(scope=scope, dep_block=dep_block, max_spins=max_spins, gpu=True)
+    signature = {name: "*i64" for name in build.pointer_params}
     signature["num_tasks"] = "i64"
     signature.update({name: "constexpr" for name in constexprs})
     src = triton.compiler.ASTSource(fn=build.module.megakernel, signature=signature, constexprs=constexprs)

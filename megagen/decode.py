@@ -63,6 +63,7 @@ class Tiling:
     block_n: int = 16
     block_k: int = 512
     attention_block: int = 32
+    max_attention_splits: int = 32
 
     def k_splits(self, n: int, k: int, batch: int) -> int:
         """Split-K factor for a [n, k] projection: enough tiles to give every CTA one, in whole K blocks."""
@@ -76,7 +77,7 @@ class Tiling:
         return split
 
     def attention_splits(self, batch: int, kv_heads: int) -> int:
-        return max(1, min(32, self.num_ctas // (batch * kv_heads)))
+        return max(1, min(self.max_attention_splits, self.num_ctas // (batch * kv_heads)))
 
 
 def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling) -> TaskGraph:

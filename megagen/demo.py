@@ -10,7 +10,6 @@ bfloat16, and it also times a decode step.
 from __future__ import annotations
 
 import argparse
-import os
 import time
 
 import torch
@@ -18,13 +17,6 @@ import torch
 import megagen
 import models
 from megagen.backend import default_device, interpreting
-
-
-def load(name: str, dtype: torch.dtype, device):
-    if os.path.isdir(name):
-        from transformers import AutoModelForCausalLM
-        return AutoModelForCausalLM.from_pretrained(name, dtype=dtype).to(device).eval()
-    return models.random_model(name, dtype=dtype, device=device, initializer_range=0.3 if interpreting() else 0.02)
 
 
 def main():
@@ -42,7 +34,7 @@ def main():
     device = default_device()
     dtype = torch.float32 if cpu else torch.bfloat16
     print(f"megagen {megagen.__version__}: {'Triton interpreter on the CPU' if cpu else torch.cuda.get_device_name()}")
-    model = load(args.model, dtype, device)
+    model = models.load(args.model, dtype=dtype, device=device, **({"initializer_range": 0.3} if cpu else {}))
     t0 = time.perf_counter()
     runner = megagen.build(model, max_seq_len=args.prompt_len + args.new_tokens, max_batch_size=args.batch)
     kernel = runner.kernel(args.batch)

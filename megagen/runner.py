@@ -164,8 +164,10 @@ def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, ma
     """Trace ``model`` (a transformers causal LM), build its decode MegaKernel, and return a Runner.
 
     ``scheduler``: "round_robin" (default), "zigzag", "work_queue" or a Scheduler. ``max_seq_len``:
-    KV-cache length (default: the model's max_position_embeddings, at most 4096). Other keyword
-    arguments go to MegaKernel (num_ctas, num_warps, ...). Errors are raised before anything compiles.
+    KV-cache length (default: the model's max_position_embeddings, at most 4096). Tiling options:
+    ``block_n`` / ``block_k`` (GEMV tiles), ``attention_block`` (positions per attention step),
+    ``max_attention_splits``. Other keyword arguments go to MegaKernel (num_ctas, num_warps,
+    profile, ...). Errors are raised before anything compiles.
     """
     if tp != 1:
         raise MegagenError(f"tp={tp}: tensor parallelism is not available yet; use tp=1")
@@ -185,7 +187,8 @@ def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, ma
     num_ctas = kernel_options.pop("num_ctas", None)
     if num_ctas is None:  # two CTAs per SM keep twice the weight bytes in flight (measured faster, BENCHMARKS.md)
         num_ctas = INTERPRETER_VIRTUAL_CTAS if interpreting() else CTAS_PER_SM * num_sms(device)
-    tiling = Tiling(num_ctas, **{k: kernel_options.pop(k) for k in ("block_n", "block_k", "attention_block")
+    tiling = Tiling(num_ctas, **{k: kernel_options.pop(k) for k in ("block_n", "block_k", "attention_block",
+                                                                     "max_attention_splits")
                                  if k in kernel_options})
     return Runner(decoder, scheduler=scheduler or "round_robin", max_seq_len=max_seq_len,
                   max_batch_size=max_batch_size, tiling=tiling, kernel_options=kernel_options)

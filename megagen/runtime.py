@@ -6,8 +6,10 @@ import torch
 
 from megagen.backend import interpreting, num_sms
 from megagen.codegen import load_module, render_standalone, variants_of
-from megagen.compiler import DEFAULT_DEP_BLOCK, DEFAULT_MAX_SPINS, POINTER_PARAMS, build_kernel
+from megagen.compiler import DEFAULT_DEP_BLOCK, DEFAULT_MAX_SPINS, build_kernel
 from megagen.errors import DeadlockError, MegagenError
+from megagen.profiler import Profile
+from megagen.profiler_device import PROFILE_FIELDS, PROFILE_HEADER_ROWS
 from megagen.scoreboard import device as sb
 
 INTERPRETER_VIRTUAL_CTAS = 4
@@ -24,12 +26,13 @@ class MegaKernel:
     ``num_warps`` (4), ``interleaved`` (one program stepping virtual CTAs; forced
     in the interpreter, available on a GPU for debugging), ``scope`` ("gpu" or
     "sys"), ``max_spins`` (polls before a wait gives up), ``dep_block`` (counters
-    polled per load), ``validate`` (simulate the schedule before building: on).
+    polled per load), ``validate`` (simulate the schedule before building: on), ``profile`` (record every
+    task's timeline on each launch; ``profile()`` returns the latest launch's; off: the kernel has no such code).
     """
 
     def __init__(self, graph, scheduler="round_robin", *, num_ctas: int | None = None, num_warps: int = 4,
                  interleaved: bool | None = None, scope: str = "gpu", max_spins: int = DEFAULT_MAX_SPINS,
-                 dep_block: int = DEFAULT_DEP_BLOCK, validate: bool = True):
+                 dep_block: int = DEFAULT_DEP_BLOCK, validate: bool = True, profile: bool = False):
         device = graph.device
         interp = interpreting()
         if interp and device.type != "cpu":
@@ -53,7 +56,7 @@ class MegaKernel:
 
         self.task_graph = graph
         self.build = build_kernel(graph, scheduler, num_ctas=num_ctas, interleaved=interleaved,
-                                  validate=validate)
+                                  validate=validate, profile=profile)
         queue, offsets = self.build.queue_arrays()
         self._buffers = dict(
             records=_device_tensor(self.layout.records, device),
@@ -65,9 +68,12 @@ class MegaKernel:
             queue_offsets=_device_tensor(offsets, device),
             vstate=torch.zeros(num_ctas, dtype=torch.int64, device=device),
         )
+        if profile:
+            self._buffers["profile"] = torch.zeros(PROFILE_HEADER_ROWS.value + self.layout.num_tasks,
+                                                   PROFILE_FIELDS.value, dtype=torch.int64, device=device)
         self.reset()
-        self._constexprs = dict(GRID=num_ctas, SCOPE=scope, DEP_BLOCK=dep_block, MAX_SPINS=max_spins,
-                                ARGS_WIDTH=self.build.args_width, FENCE=not interp)
+        self._constexprs = self.build.constexprs(scope=scope, dep_block=dep_block, max_spins=max_spins,
+                                                 gpu=not interp)
         self._launch_options = dict(num_warps=num_warps)
         if not interp:
             self._launch_options["launch_cooperative_grid"] = True  # all CTAs co-resident, or the launch fails
@@ -133,7 +139,7 @@ class MegaKernel:
         b = self._buffers
         try:
             self.build.module.megakernel[(self.grid,)](
-                *(b[name] for name in POINTER_PARAMS), self.layout.num_tasks, **self._constexprs,
+                *(b[name] for name in self.build.pointer_params), self.layout.num_tasks, **self._constexprs,
                 **self._launch_options)
         except RuntimeError as e:
             if "cooperative" in str(e).lower() or "too large" in str(e).lower():
@@ -153,11 +159,23 @@ class MegaKernel:
         raise DeadlockError(message)
 
     def reset(self) -> None:
-        """Zero the scoreboard (only needed after an aborted launch: counters are epoch-based otherwise)."""
+        """Zero the scoreboard (only needed after an aborted launch: counters are epoch-based otherwise).
+
+        The profile is zeroed too, so an aborted launch's partial rows are never read as a timeline."""
         self._buffers["counters"].zero_()
         control = self._buffers["control"]
         control.zero_()
         control[sb.CONTROL_ERR_TASK.value] = -1
+        if "profile" in self._buffers:
+            self._buffers["profile"].zero_()
+
+    def profile(self) -> Profile:
+        """The latest launch's timeline; needs ``profile=True`` and a finished launch (checked, as by ``check()``)."""
+        if "profile" not in self._buffers:
+            raise MegagenError("this MegaKernel records no profile: build it with profile=True")
+        self.check()
+        rows = self._buffers["profile"][PROFILE_HEADER_ROWS.value:].cpu().numpy()
+        return Profile.from_buffer(rows, self.task_graph, clock=self._constexprs["CLOCK"])
 
     def _stall_message(self, control) -> str:
         dag = self.dag

@@ -6,6 +6,6 @@ layer's attention window, and which config settings change the math in ways mega
 not implement. Adding a family that reuses the same parts is a few lines here.
 """
 from models.families import FAMILIES, Family, family_for
-from models.presets import PRESETS, preset_config, random_model
+from models.presets import PRESETS, load, preset_config, random_model
 
-__all__ = ["FAMILIES", "Family", "PRESETS", "family_for", "preset_config", "random_model"]
+__all__ = ["FAMILIES", "Family", "PRESETS", "family_for", "load", "preset_config", "random_model"]

@@ -63,3 +63,12 @@ def random_model(name_or_config, *, dtype=torch.bfloat16, device="cpu", seed=0, 
             if name.endswith("norm.weight"):
                 p.uniform_(0.5, 1.5)
     return model.eval()
+
+
+def load(name_or_path: str, *, dtype=torch.bfloat16, device="cpu", **overrides):
+    """A preset with random weights, or a local checkpoint directory loaded with ``from_pretrained``."""
+    import os
+    if os.path.isdir(name_or_path):
+        from transformers import AutoModelForCausalLM
+        return AutoModelForCausalLM.from_pretrained(name_or_path, dtype=dtype).to(device).eval()
+    return random_model(name_or_path, dtype=dtype, device=device, **overrides)

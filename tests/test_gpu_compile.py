@@ -1,4 +1,5 @@
-"""The GPU code path compiles on any machine: each driver, for sm_90, through Triton's bundled ptxas.
+"""The GPU code path compiles on any machine: each driver, for sm_90, through Triton's bundled ptxas,
+with and without the profiler (which reads %globaltimer and %smid through inline PTX).
 
 The interpreter never runs the persistent drivers (it runs the interleaved ones), so
 without this check a GPU-only compile error would first show on a GPU. The compile
@@ -33,6 +34,11 @@ SCRIPT = textwrap.dedent('''
         ptx = compile_ptx(build, num_warps=4)
         assert "atom.global.gpu.acquire" in ptx and "fence.acq_rel.gpu" in ptx, scheduler
         print(scheduler, "ok", len(ptx))
+    for scheduler in ("round_robin", "work_queue"):  # the static and the dynamic driver, profiled
+        build = build_kernel(g, scheduler, num_ctas=8, interleaved=False, profile=True)
+        ptx = compile_ptx(build, num_warps=4)
+        assert "%globaltimer;" in ptx and "%smid;" in ptx, scheduler
+        print(scheduler, "profiled ok", len(ptx))
 ''')
 
 
@@ -43,4 +49,4 @@ def test_gpu_drivers_compile_for_sm90(tmp_path):
     if r.returncode != 0 and "ptxas" in r.stderr and "not found" in r.stderr.lower():
         pytest.skip("this Triton build has no ptxas")
     assert r.returncode == 0, r.stdout + r.stderr[-3000:]
-    assert r.stdout.count(" ok ") == 3
+    assert r.stdout.count(" ok ") == 5

@@ -20,7 +20,7 @@ import triton.language as tl
 import megagen
 from megagen.backend import interpreting
 from megagen.tasks import add, gemv, mul, scale
-from mgutil import (HAZARD_SCHEDULERS, SCHEDULERS, Backwards, BackwardsQueue, StuckAfterFirstOp, assert_matches,
+from mgutil import (HAZARD_SCHEDULERS, Backwards, BackwardsQueue, StuckAfterFirstOp, assert_matches,
                     make_scheduler, poison, rand, weights)
 
 # A wait that can never be satisfied gives up after this many polls (fast on a GPU; the interpreter's
@@ -677,12 +677,13 @@ def test_run_captured_in_cuda_graph(device):
         c.verify()
 
 
-def test_reserved_names_cover_what_the_generated_code_binds(device):
+@pytest.mark.parametrize("profile", [False, True])
+def test_reserved_names_cover_what_the_generated_code_binds(profile, device):
     """A tensor or scalar named like a run_task parameter, local or module global would shadow it."""
     import ast
     from megagen.tasks.base import _RESERVED
     c = gemv_chain(device)
-    tree = ast.parse(c.graph.compile("round_robin").source)
+    tree = ast.parse(c.graph.compile("round_robin", profile=profile).source)
     run_task = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "run_task")
     bound = {a.arg for a in run_task.args.args}
     bound |= {t.id for stmt in run_task.body if isinstance(stmt, ast.Assign) for t in stmt.targets}

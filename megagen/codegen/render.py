@@ -129,7 +129,8 @@ def variants_of(graph) -> tuple[list[Variant], np.ndarray]:
     return list(variants.values()), op_variant
 
 
-def render_megakernel(graph, variants, op_variant, layout, schedule, *, interleaved: bool) -> str:
+def render_megakernel(graph, variants, op_variant, layout, schedule, *, interleaved: bool,
+                      profile: bool = False) -> str:
     from megagen import __version__
     record = dict(size=L.RECORD_SIZE, variant=L.REC_VARIANT, tile=L.REC_TILE, args=L.REC_ARGS, dep0=L.REC_DEP0,
                   dep_begin=L.REC_DEP_BEGIN, dep_end=L.REC_DEP_END, op_counter=L.REC_OP_COUNTER,
@@ -139,7 +140,7 @@ def render_megakernel(graph, variants, op_variant, layout, schedule, *, interlea
         version=__version__, graph_name=graph.name, num_ops=len(graph.ops), num_tasks=layout.num_tasks,
         num_deps=int(layout.deps.shape[0]), waits_per_task=layout.waits_per_task, scheduler=schedule.scheduler,
         dynamic=schedule.dynamic, interleaved=interleaved, num_ctas=schedule.num_ctas,
-        variants=variants, ops=ops, record=record)
+        variants=variants, ops=ops, record=record, profile=profile)
 
 
 def render_standalone(variant: Variant) -> str:

@@ -39,7 +39,8 @@ _RESERVED = {"tile", "prefetched", "task", "rec", "argrow", "variant", "dep0", "
              "SCOPE", "DEP_BLOCK", "MAX_SPINS", "ARGS_WIDTH", "FENCE", "RECORD_SIZE", "pick", "load_task", "ready",
              "run_task", "wait_deps", "release_tile", "deps_ready", "fetch_task", "launch_epoch", "finish_launch",
              "record_no_progress", "tl", "triton", "REC_VARIANT", "REC_TILE", "REC_ARGS", "REC_DEP0",
-             "REC_DEP_BEGIN", "REC_DEP_END", "REC_OP_COUNTER", "REC_GROUP_COUNTER"}
+             "REC_DEP_BEGIN", "REC_DEP_END", "REC_OP_COUNTER", "REC_GROUP_COUNTER",
+             "profile", "CLOCK", "t_start", "t_wait_done", "profile_clock", "profile_task"}
 
 # Dtypes a tile function can receive pointers to, with their Triton names.
 TRITON_DTYPES = {

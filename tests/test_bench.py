@@ -1,0 +1,84 @@
+"""megagen bench: the dry run exercises the whole harness (JSON, Markdown, plot) on the CPU."""
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from megagen import bench
+from megagen.backend import interpreting
+
+
+@pytest.mark.skipif(not interpreting(), reason="the dry run is the interpreter's harness check")
+def test_dry_run_writes_json_markdown_and_plot(tmp_path):
+    assert bench.main(["--dry-run", "--schedulers", "round_robin", "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "bench.json").read_text())
+    assert report["dry_run"] is True and report["device"].startswith("CPU")
+    for key in ("date", "command", "torch", "triton", "transformers", "copy_bandwidth_GBps"):
+        assert report[key]
+    (r,) = report["results"]
+    assert r["model"] == "tiny-qwen3" and r["bytes_per_step"] > 0 and r["floor_ms"] > 0
+    assert set(r["systems"]) == {"hf_eager", "megagen_round_robin"}
+    assert set(r["skipped"]) == {"hf_static_cuda_graph", "torch_compile_cuda_graph"}
+    for e in r["systems"].values():
+        assert e["min_ms"] <= e["median_ms"] <= e["max_ms"] and e["steps"] == 3
+        assert e["fraction_of_floor"] == pytest.approx(r["floor_ms"] / e["median_ms"])
+    mg = r["systems"]["megagen_round_robin"]
+    assert mg["speedup_vs"]["hf_eager"] == pytest.approx(r["systems"]["hf_eager"]["median_ms"] / mg["median_ms"])
+    md = (tmp_path / "bench.md").read_text()
+    assert "Dry run" in md and "| megagen_round_robin |" in md and "skipped: needs a CUDA GPU" in md
+    png = (tmp_path / "bench.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+
+
+def test_step_bytes_counts_weights_once_and_the_kv_cache():
+    import models
+    tied = models.random_model("tiny-qwen3", dtype=torch.float32)
+    untied = models.random_model("tiny-llama", dtype=torch.float32)
+    for model in (tied, untied):
+        cfg = model.config
+        kv = 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * cfg.head_dim * 4  # float32
+        params = {p.data_ptr(): p.numel() * 4 for p in model.parameters()}  # tied weights counted once
+        embed = model.model.embed_tokens.weight.numel() * 4
+        weights = sum(params.values()) - (0 if cfg.tie_word_embeddings else embed)
+        assert bench.step_bytes(model, context=10, batch=3) == weights + kv * 10 * 3
+
+
+def test_without_a_gpu_bench_says_so():
+    if not interpreting():
+        pytest.skip("a GPU is here")
+    r = subprocess.run([sys.executable, "-m", "megagen.bench", "--model", "Qwen3-0.6B"], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 2 and "no CUDA GPU" in r.stderr and "--dry-run" in r.stderr
+
+
+def test_console_script_dispatches():
+    from megagen import cli
+    assert cli.main([]) == 2
+    assert cli.main(["nonsense"]) == 2
+
+
+def test_combine_merges_reports(tmp_path):
+    def report(model, bw):
+        return {"device": "GPU X", "driver": "1", "date": "2026-11-21", "command": f"megagen bench --model {model}",
+                "torch": "t", "triton": "3.6.0", "transformers": "5.17.0", "megagen": "0", "dry_run": False,
+                "baselines": ["hf_eager"], "options": {}, "copy_bandwidth_GBps": bw,
+                "results": [{"model": model, "architecture": "A", "dtype": "bfloat16", "batch": 1, "context": 512,
+                             "bytes_per_step": 10**9, "floor_ms": 0.25, "skipped": {},
+                             "systems": {"hf_eager": dict(median_ms=2.0, min_ms=1.9, max_ms=2.2, steps=100,
+                                                          tokens_per_s=500.0, fraction_of_floor=0.125),
+                                         "megagen_round_robin": dict(median_ms=1.0, min_ms=0.9, max_ms=1.1,
+                                                                     steps=100, tokens_per_s=1000.0,
+                                                                     fraction_of_floor=0.25,
+                                                                     speedup_vs={"hf_eager": 2.0})}}]}
+    paths = []
+    for i, (model, bw) in enumerate((("M1", 4000.0), ("M2", 4100.0))):
+        paths.append(tmp_path / f"r{i}.json")
+        paths[-1].write_text(json.dumps(report(model, bw)))
+    assert bench.main(["--combine", *map(str, paths), "--out", str(tmp_path / "all")]) == 0
+    merged = json.loads((tmp_path / "all" / "bench.json").read_text())
+    assert [r["model"] for r in merged["results"]] == ["M1", "M2"]
+    assert [c["copy_bandwidth_GBps"] for c in merged["combined_from"]] == [4000.0, 4100.0]
+    md = (tmp_path / "all" / "bench.md").read_text()
+    assert "## M1" in md and "## M2" in md and "2.00×" in md

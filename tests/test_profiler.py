@@ -1,0 +1,194 @@
+"""The timeline profiler: every task of a launch is recorded (under the interpreter on a logical clock, which
+makes dependency order exact), and a profile converts to a Chrome trace, a PNG and a summary. A profile-off
+kernel has no profiling code, and a recorded buffer converts without a GPU (what CI checks of a GPU run)."""
+import json
+
+import numpy as np
+import pytest
+import torch
+
+import megagen
+from megagen.compiler import POINTER_PARAMS
+from megagen.profiler import CTA, SM, T_END, T_START, T_WAIT_DONE, Profile
+from megagen.tasks import add, gemv
+from mgutil import assert_matches, rand, weights
+
+N = 64
+
+
+def _graph(device):
+    """gemv (4 tiles) then add (4 tiles), whose tiles wait on the gemv's."""
+    w, x, r = weights(N, N, device=device), rand(N, device=device), rand(N, device=device)
+    h, y = torch.empty(N, device=device), torch.empty(N, device=device)
+    g = megagen.TaskGraph("two_ops", inputs=[w, x, r])
+    g.add(gemv, w=w, x=x, y=h, BLOCK_N=16, BLOCK_K=16)
+    g.add(add, x=h, y=r, out=y, BLOCK=16)
+    return g, (w @ x + r, y)
+
+
+@pytest.fixture
+def profiled(scheduler, device):
+    """A profiled MegaKernel after two launches (the profile holds the second), and its profile."""
+    g, (expected, y) = _graph(device)
+    mk = g.compile(scheduler, profile=True)
+    mk.run()
+    mk.run()
+    assert_matches(y, expected, rtol=1e-4, atol=1e-5)
+    return mk, mk.profile()
+
+
+def test_every_task_recorded_once_in_dependency_order(profiled):
+    mk, p = profiled
+    assert p.num_tasks == mk.dag.num_tasks  # the Profile checks row t holds task t
+    assert (p.start <= p.wait_done).all() and (p.wait_done <= p.end).all()
+    rows = p.rows
+    for t in range(p.num_tasks):
+        for producer in mk.dag.deps(t).tolist():
+            if p.clock == "logical":  # exact: the producer's end event came before this task's wait ended
+                assert rows[t, T_WAIT_DONE] > rows[producer, T_END], (mk.dag.describe(t), producer)
+            else:  # the producer's end time is read after its release, so it may follow the consumer's wait
+                assert rows[t, T_WAIT_DONE] >= rows[producer, T_WAIT_DONE], (mk.dag.describe(t), producer)
+    assert set(rows[:, CTA].tolist()) <= set(range(mk.num_ctas))
+    for cta in np.unique(rows[:, CTA]):  # a CTA runs one task at a time
+        mine = np.flatnonzero(rows[:, CTA] == cta)
+        mine = mine[np.argsort(rows[mine, T_START])]
+        assert (rows[mine[1:], T_START] >= rows[mine[:-1], T_END]).all()
+    if not mk.schedule.dynamic:
+        for cta, queue in enumerate(mk.schedule.queues):
+            assert (rows[queue, CTA] == cta).all()
+            assert (np.diff(rows[queue, T_START]) > 0).all(), "a CTA runs its queue in order"
+
+
+def test_logical_clock_numbers_every_event(profiled):
+    _, p = profiled
+    if p.clock != "logical":
+        pytest.skip("the logical clock is the interpreter's")
+    assert (p.rows[:, SM] == p.rows[:, CTA]).all()
+    stamps = np.sort(p.rows[:, T_START:T_END + 1].reshape(-1))
+    assert (np.diff(stamps) == 1).all(), "three events per task, one tick each"
+
+
+def test_chrome_trace(profiled, tmp_path):
+    _, p = profiled
+    path = tmp_path / "trace.json"
+    p.to_chrome_trace(path)
+    trace = json.loads(path.read_text())
+    assert trace["otherData"]["clock"] == p.clock
+    events = trace["traceEvents"]
+    runs = [e for e in events if e["ph"] == "X" and e["cat"] != "wait"]
+    waits = [e for e in events if e["ph"] == "X" and e["cat"] == "wait"]
+    assert sorted(e["args"]["task"] for e in runs) == list(range(p.num_tasks))
+    assert len(waits) == int((p.wait > 0).sum())
+    for e in runs:
+        t = e["args"]["task"]
+        assert e["name"] == f"{p.op_names[p.task_op[t]]}[{p.task_tile[t]}]" == f"{e['args']['op']}[{e['args']['tile']}]"
+        assert e["cat"] == e["args"]["task_type"] == p.task_type[t]
+        assert (e["pid"], e["tid"]) == (p.rows[t, SM], p.rows[t, CTA])
+        assert e["dur"] >= 0
+    assert {e["args"]["task_type"] for e in runs} == {"gemv", "add"}
+    named = {e["pid"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+    assert named == set(p.rows[:, SM].tolist())
+
+
+def test_plot_writes_a_png(profiled, tmp_path):
+    _, p = profiled
+    path = tmp_path / "timeline.png"
+    p.plot(path)
+    data = path.read_bytes()
+    assert data.startswith(b"\x89PNG") and len(data) > 1000
+
+
+def test_summary_names_each_task_type(profiled):
+    _, p = profiled
+    text = p.summary()
+    for needle in ("gemv", "add", "launch span", "idle tail", "waiting on dependencies", "biggest losses"):
+        assert needle in text, text
+
+
+def test_profile_off_has_no_profiling_code(device):
+    g, _ = _graph(device)
+    mk = g.compile("round_robin")
+    assert "profile" not in mk.source and "CLOCK" not in mk.source
+    assert mk.build.pointer_params == POINTER_PARAMS and "CLOCK" not in mk._constexprs
+    with pytest.raises(megagen.MegagenError, match="profile=True"):
+        mk.profile()
+    on = g.compile("round_robin", profile=True)
+    assert on.source_path != mk.source_path and "profile_task(" in on.source
+
+
+def test_profile_before_any_launch_is_refused(device):
+    g, _ = _graph(device)
+    mk = g.compile("round_robin", profile=True)
+    with pytest.raises(megagen.MegagenError, match="no record"):
+        mk.profile()
+
+
+# A launch recorded by hand, as a GPU would: globaltimer nanoseconds from an arbitrary origin, CTAs 0 and 1
+# on SMs 5 and 7. Tasks 0-3 are the gemv's tiles, 4-7 the add's; the add's first two tiles wait 500 ns.
+BASE = 1_700_000_000_000
+RECORDED = [  # task, cta, sm, t_start, t_wait_done, t_end
+    (0, 0, 5, 0, 0, 1000),
+    (1, 1, 7, 100, 100, 1100),
+    (2, 0, 5, 1000, 1000, 2000),
+    (3, 1, 7, 1100, 1100, 2100),
+    (4, 0, 5, 2000, 2500, 3000),
+    (5, 1, 7, 2100, 2600, 3100),
+    (6, 0, 5, 3000, 3000, 3500),
+    (7, 1, 7, 3100, 3100, 4000),
+]
+
+
+@pytest.fixture
+def recorded(device):
+    g, _ = _graph(device)
+    assert [op.num_tiles for op in g.ops] == [4, 4]
+    rows = torch.tensor(RECORDED, dtype=torch.int64)
+    rows[:, T_START:] += BASE
+    return Profile.from_buffer(rows, g)
+
+
+def test_recorded_buffer_converts(recorded, tmp_path):
+    p = recorded
+    assert p.span == 4000 and p.idle_tail() == {5: 500, 7: 0}
+    assert p.wait.tolist() == [0, 0, 0, 0, 500, 500, 0, 0]
+    assert p.run.tolist() == [1000] * 4 + [500, 500, 500, 900]
+
+    p.to_chrome_trace(tmp_path / "trace.json")
+    events = json.loads((tmp_path / "trace.json").read_text())["traceEvents"]
+    x = {(e["name"]): e for e in events if e["ph"] == "X"}
+    assert len(x) == 10  # 8 run slices, 2 wait slices
+    assert x["wait add_1[0]"] == dict(ph="X", name="wait add_1[0]", cat="wait", ts=2.0, dur=0.5, pid=5, tid=0,
+                                      args=dict(task=4, op="add_1", tile=0, task_type="add"))
+    assert (x["add_1[1]"]["ts"], x["add_1[1]"]["dur"], x["add_1[1]"]["pid"]) == (2.6, 0.5, 7)
+    assert (x["gemv_0[3]"]["ts"], x["gemv_0[3]"]["dur"], x["gemv_0[3]"]["cat"]) == (1.1, 1.0, "gemv")
+    names = {(e["pid"], e.get("tid"), e["args"]["name"]) for e in events if e["name"].endswith("_name")}
+    assert names == {(5, None, "SM 5"), (5, 0, "CTA 0"), (7, None, "SM 7"), (7, 1, "CTA 1")}
+
+    text = p.summary()
+    assert "launch span: 4.00 us" in text
+    assert "2 CTAs, 2 SMs" in text
+    lines = text.splitlines()
+    gemv_line = next(line for line in lines if line.startswith("gemv"))
+    add_line = next(line for line in lines if line.startswith("add"))
+    assert gemv_line.split()[1:] == ["4", "4.00", "us", "1.00", "us", "0.00", "us"]
+    assert add_line.split()[1:] == ["4", "2.40", "us", "0.60", "us", "1.00", "us"]
+    assert "mean 0.25 us, max 0.50 us (SM 5)" in text
+    losses = lines[lines.index(next(line for line in lines if line.startswith("biggest losses"))) + 1:]
+    assert losses == ["  1. running gemv: 4.00 us (50.0%)", "  2. running add: 2.40 us (30.0%)",
+                      "  3. waiting on dependencies: 1.00 us (12.5%)", "  4. idle tail: 0.50 us (6.2%)"]
+
+    p.save(tmp_path / "launch.npz")
+    again = Profile.load(tmp_path / "launch.npz")
+    assert again.summary() == text and (again.rows == p.rows).all() and again.op_names == p.op_names
+    again.plot(tmp_path / "timeline.png")
+    assert (tmp_path / "timeline.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_recorded_buffer_missing_a_task_is_refused(device):
+    g, _ = _graph(device)
+    rows = np.array(RECORDED, dtype=np.int64)
+    rows[6] = 0  # task 6 never wrote its row
+    with pytest.raises(megagen.MegagenError, match=r"1 of 8 tasks \(first: add_1\[tile 2\]\)"):
+        Profile.from_buffer(rows, g)
+    with pytest.raises(megagen.MegagenError, match="shape"):
+        Profile.from_buffer(rows[:7], g)
