@@ -168,7 +168,7 @@ def _rope_kv_plan(k, v, cos, sin, pos, k_cache, v_cache, norm_w=None, eps=1e-6):
 def attention_partial_tile(q_rot, k_cache, v_cache, pos, o_part, ml_part, tile, B, scale, window,
                            KV: tl.constexpr, GROUP: tl.constexpr, G_PAD: tl.constexpr, D: tl.constexpr,
                            D_PAD: tl.constexpr, S_MAX: tl.constexpr, SPLITS: tl.constexpr,
-                           BLOCK_S: tl.constexpr):
+                           BLOCK_S: tl.constexpr, PRECISION: tl.constexpr):
     s = tile % SPLITS
     h = (tile // SPLITS) % KV
     b = tile // (SPLITS * KV)
@@ -179,11 +179,11 @@ def attention_partial_tile(q_rot, k_cache, v_cache, pos, o_part, ml_part, tile, 
     chunk = tl.cdiv(length - lo, SPLITS)
     start = lo + s * chunk
     end = tl.minimum(start + chunk, length)
-    g = tl.arange(0, G_PAD)
+    g = tl.arange(0, G_PAD)  # the group's query heads, padded to a tensor-core tile (rows past GROUP are zero)
     d = tl.arange(0, D_PAD)
     heads = h * GROUP + g
     qmask = (g[:, None] < GROUP) & (d[None, :] < D)
-    q = tl.load(q_rot + (b * KV * GROUP + heads[:, None]) * D + d[None, :], mask=qmask, other=0.0).to(tl.float32)
+    q = tl.load(q_rot + (b * KV * GROUP + heads[:, None]) * D + d[None, :], mask=qmask, other=0.0)
     m_i = tl.full((G_PAD,), float("-inf"), dtype=tl.float32)
     l_i = tl.zeros((G_PAD,), dtype=tl.float32)
     acc = tl.zeros((G_PAD, D_PAD), dtype=tl.float32)
@@ -192,15 +192,16 @@ def attention_partial_tile(q_rot, k_cache, v_cache, pos, o_part, ml_part, tile, 
         j = j0 + tl.arange(0, BLOCK_S)
         jm = j < end
         kvmask = jm[:, None] & (d[None, :] < D)
-        kb = tl.load(k_cache + (base + j[:, None]) * D + d[None, :], mask=kvmask, other=0.0).to(tl.float32)
-        vb = tl.load(v_cache + (base + j[:, None]) * D + d[None, :], mask=kvmask, other=0.0).to(tl.float32)
-        scores = tl.sum(q[:, None, :] * kb[None, :, :], axis=2) * scale
+        kb = tl.load(k_cache + (base + j[:, None]) * D + d[None, :], mask=kvmask, other=0.0)
+        vb = tl.load(v_cache + (base + j[:, None]) * D + d[None, :], mask=kvmask, other=0.0)
+        scores = tl.dot(q, tl.trans(kb), input_precision=PRECISION) * scale
         scores = tl.where(jm[None, :], scores, float("-inf"))
         m_new = tl.maximum(m_i, tl.max(scores, axis=1))
         p = tl.exp(scores - m_new[:, None])
         alpha = tl.exp(m_i - m_new)
         l_i = l_i * alpha + tl.sum(p, axis=1)
-        acc = acc * alpha[:, None] + tl.sum(p[:, :, None] * vb[None, :, :], axis=1)
+        # probabilities in the cache dtype, as HuggingFace's eager attention multiplies them with V
+        acc = acc * alpha[:, None] + tl.dot(p.to(vb.dtype), vb, input_precision=PRECISION)
         m_i = m_new
     row = (b * KV * GROUP + heads) * SPLITS + s
     tl.store(o_part + row[:, None] * D + d[None, :], acc, mask=qmask)
@@ -222,7 +223,7 @@ def attention_partial_reference(q_rot, k_cache, v_cache, pos, o_part, ml_part, t
     scores = q_rot[b, heads].float() @ k_cache[b, h, keys].float().T * scale
     m = scores.amax(1) if scores.shape[1] else torch.full((GROUP,), float("-inf"), device=scores.device)
     p = torch.exp(scores - m[:, None])
-    o_part[b, heads, s] = p @ v_cache[b, h, keys].float()
+    o_part[b, heads, s] = p.to(v_cache.dtype).float() @ v_cache[b, h, keys].float()
     ml_part[b, heads, s] = torch.stack([m, p.sum(1)], 1)
 
 
@@ -250,9 +251,11 @@ def _attention_plan(q_rot, k_cache, v_cache, pos, o_part, ml_part, scale, window
     return TilePlan(t.size, reads={"q_rot": qh, "k_cache": cache, "v_cache": cache, "pos": ((b, 1),)},
                     writes={"o_part": part, "ml_part": part},
                     scalars={"B": batch, "scale": float(scale), "window": int(window or 0)},
-                    constexprs={"KV": kv, "GROUP": group, "G_PAD": triton.next_power_of_2(group), "D": d,
-                                "D_PAD": triton.next_power_of_2(d), "S_MAX": s_max, "SPLITS": splits,
-                                "BLOCK_S": BLOCK_S},
+                    constexprs={"KV": kv, "GROUP": group, "G_PAD": max(16, triton.next_power_of_2(group)), "D": d,
+                                "D_PAD": max(16, triton.next_power_of_2(d)), "S_MAX": s_max, "SPLITS": splits,
+                                "BLOCK_S": max(16, BLOCK_S),
+                                # tl.dot rounds fp32 inputs to tf32 unless told otherwise
+                                "PRECISION": "ieee" if q_rot.dtype == torch.float32 else None},
                     cost=1.0)
 
 
