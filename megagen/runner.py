@@ -33,6 +33,7 @@ class Runner:
         self._kernel_options = kernel_options
         self.state = DecodeState.allocate(decoder, max_batch_size, max_seq_len)
         self._kernels: dict[int, MegaKernel] = {}
+        self._logits: dict[int, torch.Tensor] = {}
         self._last = self.kernel(1)
 
     # -- the kernels ---------------------------------------------------------------------------
@@ -45,6 +46,7 @@ class Runner:
             graph = decode_graph(self.decoder, self.state, batch, self.tiling)
             self._kernels[batch] = MegaKernel(graph, self.scheduler, num_ctas=self.tiling.num_ctas,
                                               **self._kernel_options)
+            self._logits[batch] = next(op for op in graph.ops if op.name == "lm_head").tensors["y"][0]
         self._last = self._kernels[batch]
         return self._last
 
@@ -71,8 +73,8 @@ class Runner:
 
     def logits(self, batch: int) -> torch.Tensor:
         """The last decode step's logits [batch, vocab] (a view of the kernel's buffer)."""
-        op = next(op for op in self.kernel(batch).task_graph.ops if op.name == "lm_head")
-        return op.tensors["y"][0]
+        self.kernel(batch)
+        return self._logits[batch]
 
     # -- generation ----------------------------------------------------------------------------
     def _check_input(self, input_ids, max_new_tokens: int) -> torch.Tensor:
@@ -137,10 +139,6 @@ class Runner:
         if not return_logits:
             return sequences
         return sequences, torch.stack(logits[:new.shape[1]], 1).to(first.dtype)
-
-    def decode_step(self, batch: int = 1) -> None:
-        """One decode launch for ``batch`` rows from the current state (no host sync; for timing)."""
-        self.kernel(batch).run(check=False)
 
 
 def _finish_like_hf(new: torch.Tensor, generation_config) -> torch.Tensor:
