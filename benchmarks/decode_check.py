@@ -127,7 +127,7 @@ def main():
     ap.add_argument("--skip-hf", action="store_true", help="do not time the HuggingFace baselines")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    args.options = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in (o.split("=") for o in args.option)}
+    args.options = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in (o.split("=", 1) for o in args.option)}
     bandwidth = copy_bandwidth(torch.device("cuda"), cuda=True)
     report = {"gpu": torch.cuda.get_device_name(), "date": time.strftime("%Y-%m-%d"),
               "command": " ".join(["python"] + sys.argv), "torch": torch.__version__,

@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 
 import torch
-import triton
 
 from megagen.graph import TaskGraph
 from megagen.tasks import attention as A
@@ -67,12 +66,12 @@ class Tiling:
 
     def k_splits(self, n: int, k: int, batch: int) -> int:
         """Split-K factor for a [n, k] projection: enough tiles to give every CTA one, in whole K blocks."""
-        block_k = max(16, min(self.block_k // triton.next_power_of_2(batch), triton.next_power_of_2(k)))
+        block_k, _ = Lin.split_k_blocks(k, 1, batch, self.block_k)
         rows = cdiv(n, self.block_n)
         split = 1
         while rows * split < self.num_ctas and cdiv(k, 2 * split) >= block_k:
             split *= 2
-        while split > 1 and cdiv(k, cdiv(cdiv(k, split), block_k) * block_k) != split:
+        while split > 1 and Lin.split_k_blocks(k, split, batch, self.block_k) is None:
             split //= 2
         return split
 
@@ -150,7 +149,7 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling) -> Tas
     logits = act(1, batch, decoder.vocab_size)
     linear(Lin.rmsnorm_gemv, decoder.lm_head, logits, "lm_head", x=resid, norm_w=decoder.final_norm.weight,
            eps=decoder.final_norm.eps)
-    blocks = cdiv(decoder.vocab_size, min(4096, triton.next_power_of_2(decoder.vocab_size)))
+    _, blocks = S.argmax_blocks(decoder.vocab_size)
     value, index = act(batch, blocks, dtype=torch.float32), act(batch, blocks, dtype=torch.int64)
     g.add(S.argmax_partial, name="argmax", logits=logits, value=value, index=index)
     g.add(S.greedy_pick, name="next_token", value=value, index=index, tokens=state.tokens, pos=state.pos)

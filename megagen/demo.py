@@ -62,8 +62,8 @@ def main():
     # every scheduler: the same decode step from the same state gives the same logits
     logits = {}
     for scheduler in ("round_robin", "zigzag", "work_queue"):
-        other = megagen.build(model, scheduler=scheduler, max_seq_len=args.prompt_len + args.new_tokens,
-                              max_batch_size=args.batch)
+        other = runner if scheduler == "round_robin" else megagen.build(
+            model, scheduler=scheduler, max_seq_len=args.prompt_len + args.new_tokens, max_batch_size=args.batch)
         other.prefill(ours[:, :-2])
         other.state.tokens[:args.batch] = ours[:, -2]  # replay the last step: same token, same position
         other.kernel(args.batch).run()

@@ -123,9 +123,9 @@ class Profile:
         return f"{self.op_names[self.task_op[task]]}[tile {self.task_tile[task]}]"
 
     def idle_tail(self) -> dict[int, int]:
-        """Per SM: launch end minus the end of the last task that SM ran."""
-        sm, end, span = self.rows[:, SM], self.end, self.span
-        return {int(s): span - int(end[sm == s].max()) for s in np.unique(sm)}
+        """Per CTA: launch end minus the end of the last task that CTA ran (several CTAs may share an SM)."""
+        cta, end, span = self.rows[:, CTA], self.end, self.span
+        return {int(c): span - int(end[cta == c].max()) for c in np.unique(cta)}
 
     # -- output ------------------------------------------------------------------------------
     def format_time(self, t: float) -> str:
@@ -195,7 +195,9 @@ class Profile:
         fig.savefig(path, dpi=dpi)
 
     def summary(self, top: int = 3) -> str:
-        """Launch span, run and wait time per task type, idle tail per SM, and the biggest losses."""
+        """Launch span, run and wait time per task type, idle tail per CTA, and the biggest losses.
+
+        A task's wait runs from its start (before its prefetch is issued) to its dependencies being met."""
         span, fmt = self.span, self.format_time
         sms = np.unique(self.rows[:, SM])
         ctas = np.unique(self.rows[:, CTA])
@@ -213,8 +215,8 @@ class Profile:
                          f"{fmt(wait[m].sum()):>14}")
         tail = self.idle_tail()
         worst = max(tail, key=tail.get)
-        lines.append(f"idle tail per SM (launch end - its last task end): mean {fmt(np.mean(list(tail.values())))}, "
-                     f"max {fmt(tail[worst])} (SM {worst})")
+        lines.append(f"idle tail per CTA (launch end - its last task end): mean {fmt(np.mean(list(tail.values())))}, "
+                     f"max {fmt(tail[worst])} (CTA {worst})")
         losses = [("waiting on dependencies", int(wait.sum())), ("idle tail", sum(tail.values()))]
         losses += [(f"running {name}", t) for name, t in sorted(per_type.items(), key=lambda kv: -kv[1])[:top]]
         lines.append(f"biggest losses (share of CTA-time = {ctas.size} CTAs x span):")

@@ -5,11 +5,16 @@ import torch
 
 from megagen.backend import interpreting, num_sms
 from megagen.decode import DecodeState, Tiling, decode_graph
-from megagen.errors import MegagenError
+from megagen.errors import MegagenError, UnsupportedModelError
 from megagen.runtime import INTERPRETER_VIRTUAL_CTAS, MegaKernel
 from megagen.trace import trace
 
 MAX_BATCH_SIZE = 8
+# generation_config settings, with the values under which greedy generate is a plain argmax per step
+_PLAIN_GREEDY = {"repetition_penalty": (None, 1.0), "no_repeat_ngram_size": (None, 0), "bad_words_ids": (None,),
+                 "suppress_tokens": (None,), "begin_suppress_tokens": (None,), "min_new_tokens": (None, 0),
+                 "min_length": (None, 0), "forced_bos_token_id": (None,), "forced_eos_token_id": (None,),
+                 "sequence_bias": (None,), "encoder_repetition_penalty": (None, 1.0)}
 DEFAULT_MAX_SEQ_LEN = 4096
 CTAS_PER_SM = 2
 
@@ -93,11 +98,23 @@ class Runner:
         if length + max_new_tokens > self.max_seq_len:
             raise MegagenError(f"the prompt ({length} tokens) plus {max_new_tokens} new tokens exceeds "
                                f"max_seq_len={self.max_seq_len}; build with a larger max_seq_len")
+        self._check_generation_config()
         lo, hi = int(input_ids.min()), int(input_ids.max())
         if lo < 0 or hi >= self.decoder.vocab_size:
             bad = lo if lo < 0 else hi
             raise MegagenError(f"input_ids holds token id {bad}, outside the vocabulary 0..{self.decoder.vocab_size - 1}")
         return input_ids.to(device=self.decoder.device, dtype=torch.int64)
+
+    def _check_generation_config(self):
+        """Refuse generation settings under which model.generate(do_sample=False) is not a plain argmax."""
+        config = self.model.generation_config
+        active = [f"{name}={getattr(config, name)!r}" for name, neutral in _PLAIN_GREEDY.items()
+                  if getattr(config, name, neutral) not in neutral]
+        if active:
+            raise UnsupportedModelError(
+                f"the model's generation_config sets {', '.join(active)}; megagen's greedy decoding is a plain "
+                "argmax, so it would not return what model.generate does. Reset them (e.g. "
+                "model.generation_config.repetition_penalty = 1.0) to generate with megagen")
 
     @torch.no_grad()
     def prefill(self, input_ids: torch.Tensor) -> torch.Tensor:
@@ -106,7 +123,7 @@ class Runner:
         Returns the prompt's last logits [batch, vocab]."""
         from transformers import DynamicCache
         batch, length = input_ids.shape
-        out = self.model(input_ids=input_ids, past_key_values=DynamicCache(), use_cache=True)
+        out = self.model(input_ids=input_ids, past_key_values=DynamicCache(), use_cache=True, logits_to_keep=1)
         for i, layer in enumerate(out.past_key_values.layers):
             self.state.k_cache[i][:batch, :, :length] = layer.keys
             self.state.v_cache[i][:batch, :, :length] = layer.values
@@ -127,7 +144,7 @@ class Runner:
         batch = input_ids.shape[0]
         kernel = self.kernel(batch)
         first = self.prefill(input_ids)
-        steps, logits = [first.argmax(-1)], [first]
+        steps, logits = [self.state.tokens[:batch].clone()], [first]
         for _ in range(max_new_tokens - 1):
             kernel.run(check=False)
             steps.append(self.state.tokens[:batch].clone())

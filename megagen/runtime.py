@@ -74,6 +74,8 @@ class MegaKernel:
         self.reset()
         self._constexprs = self.build.constexprs(scope=scope, dep_block=dep_block, max_spins=max_spins,
                                                  gpu=not interp)
+        # kernel arguments, built once: the buffers are reset in place, never replaced
+        self._args = (*(self._buffers[name] for name in self.build.pointer_params), self.layout.num_tasks)
         self._launch_options = dict(num_warps=num_warps)
         if not interp:
             self._launch_options["launch_cooperative_grid"] = True  # all CTAs co-resident, or the launch fails
@@ -136,11 +138,8 @@ class MegaKernel:
     # -- running -----------------------------------------------------------------------------
     def run(self, check: bool = True) -> None:
         """Launch once. ``check=False`` skips the host sync (for timing and CUDA-graph capture); call ``check()``."""
-        b = self._buffers
         try:
-            self.build.module.megakernel[(self.grid,)](
-                *(b[name] for name in self.build.pointer_params), self.layout.num_tasks, **self._constexprs,
-                **self._launch_options)
+            self.build.module.megakernel[(self.grid,)](*self._args, **self._constexprs, **self._launch_options)
         except RuntimeError as e:
             if "cooperative" in str(e).lower() or "too large" in str(e).lower():
                 raise MegagenError(f"the {self.grid} CTAs of the MegaKernel cannot all be resident on the GPU "

@@ -162,7 +162,9 @@ def trace(model) -> Decoder:
     if family is None:
         raise UnsupportedModelError(f"{type(model).__name__}: model_type '{config.model_type}' has no megagen family; "
                                     "models/families.py lists the supported ones (llama, qwen2, qwen3, mistral)")
-    for setting, why in family.unsupported(config):
+    unsupported = family.unsupported(config)
+    if unsupported:
+        setting, why = unsupported[0]
         raise UnsupportedModelError(f"{type(model).__name__}: config.{setting} is set ({why}); megagen does not "
                                     "implement it")
     if getattr(config, "hidden_act", "silu") not in ("silu", "swish"):
@@ -176,6 +178,10 @@ def trace(model) -> Decoder:
     if dtype not in SUPPORTED_DTYPES:
         raise MegagenError(f"the model's dtype is {dtype}; megagen supports float32, bfloat16 and float16 "
                            "(convert with model.to(torch.bfloat16))")
+    mixed = sorted({str(p.dtype) for p in model.parameters()} - {str(dtype)})
+    if mixed:
+        raise MegagenError(f"the model mixes parameter dtypes ({dtype} and {', '.join(mixed)}); megagen rounds "
+                           f"where HuggingFace does only with one dtype: convert with model.to({dtype})")
     devices = {p.device for p in model.parameters()}
     if len(devices) != 1:
         raise MegagenError(f"the model's parameters are on several devices {sorted(map(str, devices))}; "

@@ -43,7 +43,7 @@ def preset_config(name: str, **overrides):
     from megagen.errors import MegagenError
     if name not in PRESETS:
         raise MegagenError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
-    values = {**PRESETS[name], **overrides}
+    values = {k: v for k, v in {**PRESETS[name], **overrides}.items() if not k.startswith("_")}  # "_note"s
     return AutoConfig.for_model(values.pop("model_type"), **values)
 
 

@@ -53,10 +53,13 @@ def test_without_a_gpu_bench_says_so():
     assert r.returncode == 2 and "no CUDA GPU" in r.stderr and "--dry-run" in r.stderr
 
 
-def test_console_script_dispatches():
+def test_console_script_dispatches(capsys):
     from megagen import cli
     assert cli.main([]) == 2
     assert cli.main(["nonsense"]) == 2
+    with pytest.raises(SystemExit) as exit_:  # reaches megagen.bench's own argument parser
+        cli.main(["bench", "--help"])
+    assert exit_.value.code == 0 and "megagen bench" in capsys.readouterr().out
 
 
 def test_combine_merges_reports(tmp_path):

@@ -667,6 +667,27 @@ def test_overlapping_pairs_many_boxes(boxes):
     assert set(zip(ci.tolist(), pi.tolist())) == brute_force_pairs(cs, ce, ps, pe)
 
 
+@given(box_sets(max_boxes=40, max_coord=30), st.booleans())
+def test_producer_sets_and_single_pairs_together_are_exactly_the_overlaps(boxes, shared):
+    """_overlaps may gather a consumer's producers into a set (all producers, or a box's whole overlap);
+    sets plus remaining pairs must be exactly the brute-force overlaps, each pair once."""
+    from megagen.graph.dependencies import Access, _overlaps
+    cs, ce, ps, pe = boxes
+    if shared and len(cs):  # consumers sharing boxes: what makes a set worth storing
+        cs, ce = np.repeat(cs, 3, axis=0), np.repeat(ce, 3, axis=0)
+
+    def access(s, e):
+        return Access(0, "t", False, s, e, False, (), s, e)
+    sets, ci, pi = _overlaps(access(cs, ce), access(ps, pe))
+    got = list(zip(ci.tolist(), pi.tolist()))
+    for consumers, producers in sets:
+        got += [(c, p) for c in consumers.tolist() for p in producers.tolist()]
+    nonempty = set(np.flatnonzero(np.all(pe > ps, axis=1)).tolist())
+    want = brute_force_pairs(cs, ce, ps, pe)
+    assert len(got) == len(set(got)), "each pair once"
+    assert set(got) == want, (set(got) ^ want, nonempty)
+
+
 def test_overlapping_pairs_touching_boxes_do_not_overlap():
     s = np.array([[0], [4], [8]])
     ci, pi = overlapping_pairs(s, s + 4, s + 4, s + 8)  # [0,4) [4,8) [8,12) vs [4,8) [8,12) [12,16)

@@ -319,7 +319,8 @@ def test_runner_exposes_graph_schedule_and_source(family):
     assert "lm_head" in nodes
     assert nx.is_directed_acyclic_graph(g)
     assert nx.has_path(g, "L0.q_proj", "lm_head")
-    assert runner.schedule is not None
+    flat, _ = runner.schedule.flat()  # every task of the decode step, placed exactly once
+    assert sorted(flat.tolist()) == list(range(runner.kernel(1).dag.num_tasks))
     assert "def megakernel" in runner.source
 
 
@@ -388,3 +389,37 @@ def test_eos_pads_finished_rows_batch_two(family, monkeypatch):
     assert (ref[0, 5 + s0 + 1:] == 0).all() and ref[0, 5 + s0 + 1:].numel() > 0, "test setup: row 0 not padded"
     seq = runner.generate(ids, max_new_tokens=new)
     assert seq.shape == ref.shape and torch.equal(seq, ref), f"megagen {seq.tolist()}\nHF      {ref.tolist()}"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 9. settings under which greedy generate is not a plain argmax, mixed dtypes, launches past the cache
+# ---------------------------------------------------------------------------------------------------------
+
+def test_generation_settings_that_change_greedy_decoding_are_refused(family, monkeypatch):
+    model, runner = family("tiny-llama")
+    _with_generation_config(model, monkeypatch, repetition_penalty=1.1)
+    with pytest.raises(megagen.UnsupportedModelError, match="repetition_penalty=1.1"):
+        runner.generate(prompt(1, 4), max_new_tokens=2)
+    _with_generation_config(model, monkeypatch, repetition_penalty=1.0, eos_token_id=None)
+    assert torch.equal(runner.generate(prompt(1, 4), max_new_tokens=2), hf_generate(model, prompt(1, 4), 2))
+
+
+def test_mixed_parameter_dtypes_are_refused():
+    model = tiny("tiny-qwen3")
+    model.model.norm.to(torch.float64)
+    with pytest.raises(megagen.MegagenError, match="mixes parameter dtypes"):
+        megagen.build(model)
+
+
+def test_a_launch_past_the_cache_stays_inside_it(family):
+    """Replaying launches beyond max_seq_len (generate refuses to) must not write outside the KV cache."""
+    model, runner = family("tiny-qwen3")
+    runner.prefill(prompt(1, 4))
+    kernel = runner.kernel(1)
+    before = [c.clone() for c in runner.state.k_cache + runner.state.v_cache]
+    runner.state.pos[0] = MAX_SEQ_LEN + 7
+    kernel.run()
+    for old, new in zip(before, runner.state.k_cache + runner.state.v_cache):
+        changed = (old != new).any(-1)  # [B_max, KV, S_max]
+        assert not changed[..., :-1].any(), "only the last cache slot may be written"
+    assert int(runner.state.pos[0]) == MAX_SEQ_LEN + 8

@@ -149,7 +149,7 @@ def recorded(device):
 
 def test_recorded_buffer_converts(recorded, tmp_path):
     p = recorded
-    assert p.span == 4000 and p.idle_tail() == {5: 500, 7: 0}
+    assert p.span == 4000 and p.idle_tail() == {0: 500, 1: 0}
     assert p.wait.tolist() == [0, 0, 0, 0, 500, 500, 0, 0]
     assert p.run.tolist() == [1000] * 4 + [500, 500, 500, 900]
 
@@ -172,7 +172,7 @@ def test_recorded_buffer_converts(recorded, tmp_path):
     add_line = next(line for line in lines if line.startswith("add"))
     assert gemv_line.split()[1:] == ["4", "4.00", "us", "1.00", "us", "0.00", "us"]
     assert add_line.split()[1:] == ["4", "2.40", "us", "0.60", "us", "1.00", "us"]
-    assert "mean 0.25 us, max 0.50 us (SM 5)" in text
+    assert "mean 0.25 us, max 0.50 us (CTA 0)" in text
     losses = lines[lines.index(next(line for line in lines if line.startswith("biggest losses"))) + 1:]
     assert losses == ["  1. running gemv: 4.00 us (50.0%)", "  2. running add: 2.40 us (30.0%)",
                       "  3. waiting on dependencies: 1.00 us (12.5%)", "  4. idle tail: 0.50 us (6.2%)"]

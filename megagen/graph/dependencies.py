@@ -79,7 +79,8 @@ class TileDAG:
 
     @property
     def num_edges(self) -> int:
-        """Tile-level dependencies, a set counted once per member for each task that needs it."""
+        """Tile-level dependencies, a set counted once per member for each task that needs it (a producer
+        that two sets of one consumer share, which no built-in task produces, counts twice)."""
         return int(self.dep_idx.size + np.diff(self.set_ptr)[self.need_idx].sum())
 
     @property

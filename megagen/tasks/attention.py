@@ -5,13 +5,16 @@ Layouts: projections arrive as ``[1, B, heads * D]`` (the GEMV output); ``q_rot`
 ``[B, H, D]``; each layer's cache is ``[B_max, KV, S_max, D]``; ``cos`` / ``sin`` are
 ``[S_max, D]`` tables (HuggingFace's rotary embedding evaluated at every position, so
 every RoPE scaling type it implements statically comes for free); ``pos`` holds each batch
-row's position on the device, so a decode step needs nothing from the host.
+row's position on the device, so a decode step needs nothing from the host. A launch with a
+position past the cache (the runner refuses to generate that far; a user replaying launches
+might not) clamps it to the last slot: memory stays safe, the tokens are meaningless.
 
 Attention splits each (batch row, KV head) into ``SPLITS`` tiles. The split boundaries
 follow the live length: tile s covers positions [lo + s * chunk, lo + (s + 1) * chunk),
 clipped to the length, with lo the start of the sliding window (0 without one) and
 chunk = ceil((length - lo) / SPLITS), so the work spreads over all tiles at any context
-(only contexts shorter than SPLITS leave tiles empty; they write max -inf, sum 0). A tile handles
+(tiles past the live length, e.g. the last 15 of 32 at length 33, are empty: they write
+max -inf, sum 0). A tile handles
 all query heads of its KV group (GQA / MQA) and writes an unnormalised output with its
 running max and sum; ``attention_combine`` merges the splits per head.
 """
@@ -56,11 +59,12 @@ def _store_head(dst, r1, r2, D: tl.constexpr, HALF_PAD: tl.constexpr):
 
 
 @triton.jit
-def rope_q_tile(q, cos, sin, pos, norm_w, q_rot, tile, B, H: tl.constexpr, D: tl.constexpr,
+def rope_q_tile(q, cos, sin, pos, norm_w, q_rot, tile, B, H: tl.constexpr, D: tl.constexpr, S_MAX: tl.constexpr,
                 HALF_PAD: tl.constexpr, EPS: tl.constexpr):
     b = tile // H
     h = tile % H
-    r1, r2 = _rope_head(q + (b * H + h) * D, cos, sin, tl.load(pos + b), norm_w, EPS, D, HALF_PAD)
+    p = tl.minimum(tl.load(pos + b), S_MAX - 1)  # a launch past the cache stays in bounds (see module doc)
+    r1, r2 = _rope_head(q + (b * H + h) * D, cos, sin, p, norm_w, EPS, D, HALF_PAD)
     _store_head(q_rot + (b * H + h) * D, r1, r2, D, HALF_PAD)
 
 
@@ -69,7 +73,7 @@ def rope_kv_append_tile(k, v, cos, sin, pos, norm_w, k_cache, v_cache, tile, B, 
                         D: tl.constexpr, S_MAX: tl.constexpr, HALF_PAD: tl.constexpr, EPS: tl.constexpr):
     b = tile // KV
     h = tile % KV
-    p = tl.load(pos + b)
+    p = tl.minimum(tl.load(pos + b), S_MAX - 1)  # a launch past the cache stays in bounds (see module doc)
     r1, r2 = _rope_head(k + (b * KV + h) * D, cos, sin, p, norm_w, EPS, D, HALF_PAD)
     slot = ((b * KV + h) * S_MAX + p) * D
     _store_head(k_cache + slot, r1, r2, D, HALF_PAD)
@@ -134,7 +138,8 @@ def _rope_q_plan(q, cos, sin, pos, q_rot, norm_w=None, eps=1e-6):
     b, h = t // heads, t % heads
     reads = _rope_reads(norm_w)
     reads.update(q=((0, 1), (b, 1), (h * d, d)), pos=((b, 1),))
-    constexprs = {"H": heads, "D": d, "HALF_PAD": triton.next_power_of_2(d // 2), "EPS": float(eps)}
+    constexprs = {"H": heads, "D": d, "S_MAX": cos.shape[0], "HALF_PAD": triton.next_power_of_2(d // 2),
+                  "EPS": float(eps)}
     if norm_w is None:
         constexprs["norm_w"] = None
     return TilePlan(t.size, reads=reads, writes={"q_rot": ((b, 1), (h, 1), ALL)}, scalars={"B": batch},
@@ -172,7 +177,7 @@ def attention_partial_tile(q_rot, k_cache, v_cache, pos, o_part, ml_part, tile, 
     s = tile % SPLITS
     h = (tile // SPLITS) % KV
     b = tile // (SPLITS * KV)
-    length = tl.load(pos + b) + 1
+    length = tl.minimum(tl.load(pos + b) + 1, S_MAX)
     lo = length * 0
     if window > 0:
         lo = tl.maximum(length - window, 0)

@@ -172,6 +172,14 @@ def _box(t, lead_first, last):
     return ((lead_first,) if t.dim() >= 2 else ()) + ((ALL,) if t.dim() == 3 else ()) + (last,)
 
 
+def split_k_blocks(k: int, split: int, batch: int, BLOCK_K: int = 512) -> tuple[int, int] | None:
+    """(block, chunk) columns of a GEMV over K split ``split`` ways: each chunk is whole blocks, and a
+    block shrinks with the batch so registers stay the same. None if K does not split that way."""
+    block = max(16, min(BLOCK_K // triton.next_power_of_2(batch), triton.next_power_of_2(cdiv(k, split))))
+    chunk = cdiv(cdiv(k, split), block) * block
+    return (block, chunk) if cdiv(k, chunk) == split else None
+
+
 def _linear_plan(w, x, y, x2=None, norm_w=None, bias=None, residual=None, eps=1e-6, BLOCK_N=32, BLOCK_K=512):
     if w.dim() != 2 or not w.is_contiguous():
         raise TaskDefinitionError(f"linear: w must be a contiguous [N, K] matrix, got shape {tuple(w.shape)}")
@@ -194,11 +202,11 @@ def _linear_plan(w, x, y, x2=None, norm_w=None, bias=None, residual=None, eps=1e
     if bias is not None and split > 1:
         raise TaskDefinitionError("linear: a bias with split-K output is not supported; use S = 1")
     b_pad = triton.next_power_of_2(batch)
-    BLOCK_K = max(16, min(BLOCK_K // b_pad, triton.next_power_of_2(cdiv(k, split))))
-    chunk = cdiv(cdiv(k, split), BLOCK_K) * BLOCK_K
-    if cdiv(k, chunk) != split:
-        raise TaskDefinitionError(f"linear: K={k} does not split into {split} chunks of whole {BLOCK_K}-column "
-                                  "blocks; use fewer splits or a smaller BLOCK_K")
+    blocks = split_k_blocks(k, split, batch, BLOCK_K)
+    if blocks is None:
+        raise TaskDefinitionError(f"linear: K={k} does not split into {split} chunks of whole column blocks; "
+                                  "use fewer splits or a smaller BLOCK_K")
+    BLOCK_K, chunk = blocks
     row_tiles = cdiv(n, BLOCK_N)
     t = tile_arange(row_tiles * split)
     r, c = t % row_tiles, t // row_tiles

@@ -59,13 +59,18 @@ def argmax_partial_reference(logits, value, index, tile, BLOCK, BLOCKS):
     index[b, j] = j * BLOCK + where
 
 
+def argmax_blocks(vocab: int, BLOCK: int = 4096) -> tuple[int, int]:
+    """(block, blocks): how argmax_partial splits a vocabulary; its value/index outputs are [B, blocks]."""
+    block = min(BLOCK, triton.next_power_of_2(vocab))
+    return block, cdiv(vocab, block)
+
+
 def _argmax_plan(logits, value, index, BLOCK=4096):
     if logits.dim() != 3 or logits.shape[0] != 1 or not logits.is_contiguous():
         raise TaskDefinitionError(f"argmax_partial: logits must be a contiguous [1, B, V] tensor, "
                                   f"got {tuple(logits.shape)}")
     _, batch, vocab = logits.shape
-    BLOCK = min(BLOCK, triton.next_power_of_2(vocab))
-    blocks = cdiv(vocab, BLOCK)
+    BLOCK, blocks = argmax_blocks(vocab, BLOCK)
     if tuple(value.shape) != (batch, blocks) or tuple(index.shape) != (batch, blocks):
         raise TaskDefinitionError(f"argmax_partial: value and index must be [B, blocks] = {(batch, blocks)}")
     t = tile_arange(batch * blocks)
