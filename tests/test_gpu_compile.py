@@ -1,5 +1,6 @@
 """The GPU code path compiles on any machine: each driver, for sm_90, through Triton's bundled ptxas,
-with and without the profiler (which reads %globaltimer and %smid through inline PTX).
+with and without the profiler (which reads %globaltimer and %smid through inline PTX), and the decode
+MegaKernel of every model family in bf16.
 
 The interpreter never runs the persistent drivers (it runs the interleaved ones), so
 without this check a GPU-only compile error would first show on a GPU. The compile
@@ -50,3 +51,34 @@ def test_gpu_drivers_compile_for_sm90(tmp_path):
         pytest.skip("this Triton build has no ptxas")
     assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     assert r.stdout.count(" ok ") == 5
+
+
+DECODE_SCRIPT = textwrap.dedent('''
+    import os
+    os.environ["TRITON_INTERPRET"] = "0"
+    import torch
+    import megagen
+    import models
+    from megagen.compiler import build_kernel, compile_ptx
+    from megagen.decode import DecodeState, Tiling, decode_graph
+    from megagen.trace import trace
+
+    # every decode task in bf16: q/k/v bias (qwen2) and q/k norms (qwen3), a sliding window (mistral)
+    for preset in ("tiny-qwen2", "tiny-qwen3", "tiny-mistral"):
+        decoder = trace(models.random_model(preset, dtype=torch.bfloat16))
+        state = DecodeState.allocate(decoder, 2, 64)
+        graph = decode_graph(decoder, state, 2, Tiling(16))
+        ptx = compile_ptx(build_kernel(graph, "round_robin", num_ctas=16, interleaved=False), num_warps=4)
+        assert "mma.sync" in ptx or "wgmma" in ptx, preset  # attention on tensor cores
+        print(preset, "ok", len(ptx))
+''')
+
+
+def test_decode_megakernel_compiles_for_sm90(tmp_path):
+    script = tmp_path / "decode_ptx_check.py"
+    script.write_text(DECODE_SCRIPT)
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=900)
+    if r.returncode != 0 and "ptxas" in r.stderr and "not found" in r.stderr.lower():
+        pytest.skip("this Triton build has no ptxas")
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    assert r.stdout.count(" ok ") == 3
