@@ -39,7 +39,7 @@ class Runner:
         self.state = DecodeState.allocate(decoder, max_batch_size, max_seq_len)
         self._kernels: dict[int, MegaKernel] = {}
         self._logits: dict[int, torch.Tensor] = {}
-        self._last = self.kernel(1)
+        self.kernel(1)  # batch 1 now, so graph, schedule and source exist right after build
 
     # -- the kernels ---------------------------------------------------------------------------
     def kernel(self, batch: int) -> MegaKernel:
@@ -78,7 +78,8 @@ class Runner:
 
     def logits(self, batch: int) -> torch.Tensor:
         """The last decode step's logits [batch, vocab] (a view of the kernel's buffer)."""
-        self.kernel(batch)
+        if batch not in self._logits:
+            self.kernel(batch)
         return self._logits[batch]
 
     # -- generation ----------------------------------------------------------------------------
