@@ -19,10 +19,11 @@ from megagen.tasks import ALL, TilePlan, TaskType, cdiv, register_task, register
 from megagen import tasks  # noqa: E402,F401  (registers the built-in tasks)
 from megagen.runner import Runner, build  # noqa: E402
 from megagen.reference import Mismatch, find_mismatch, run_reference  # noqa: E402
+from megagen.world import EmulatedWorld, NvshmemWorld, World  # noqa: E402
 
 __all__ = [
-    "ALL", "DeadlockError", "DynamicSchedule", "GraphError", "MegaKernel", "MegagenError", "Mismatch", "Op",
-    "OpLaunches", "RoundRobin", "Runner", "Scheduler", "StaticSchedule", "TaskDefinitionError", "TaskGraph",
+    "ALL", "DeadlockError", "DynamicSchedule", "EmulatedWorld", "GraphError", "MegaKernel", "MegagenError",
+    "Mismatch", "NvshmemWorld", "Op", "OpLaunches", "RoundRobin", "Runner", "Scheduler", "StaticSchedule", "TaskDefinitionError", "TaskGraph",
     "TaskType", "TileDAG", "TilePlan", "UnsupportedModelError", "WorkQueue", "ZigZag", "build", "cdiv",
-    "find_mismatch", "register_task", "registered_tasks", "run_reference", "simulate", "tile_arange",
+    "find_mismatch", "register_task", "registered_tasks", "run_reference", "simulate", "tile_arange", "World",
 ]

@@ -14,13 +14,16 @@ import triton
 
 from megagen.codegen import Variant, load_module, render_megakernel, variants_of
 from megagen.errors import MegagenError
+from megagen.graph import TaskGraph
 from megagen.graph.dependencies import TileDAG
 from megagen.scheduler import SimResult, get_scheduler, simulate, task_costs
 from megagen.scoreboard import ScoreboardLayout, build_layout
 
 # Kernel parameters of every generated megakernel, in order (see codegen/templates/megakernel.py.j2);
 # a profiling build adds "profile" after them (KernelBuild.pointer_params).
-POINTER_PARAMS = ("records", "deps", "args", "counters", "control", "queue", "queue_offsets", "vstate")
+POINTER_PARAMS = ("records", "deps", "args", "counter_table", "control", "queue", "queue_offsets", "vstate")
+# Its scalar parameters after them: tasks per rank, the first rank of the launch, argument-table stride per rank.
+SCALAR_PARAMS = ("num_tasks", "rank0", "args_stride")
 
 # A spin is one poll of a counter (about a microsecond on a GPU under load), so by default a wait gives
 # up after seconds, far beyond any real dependency latency. DEP_BLOCK counters are polled per load.
@@ -37,8 +40,10 @@ class KernelBuild:
     simulation: SimResult | None
     variants: list[Variant]
     layout: ScoreboardLayout
-    args: np.ndarray  # the argument table, padded by args_width
+    args: np.ndarray  # [ranks, entries]: each rank's argument table, padded by args_width
     args_width: int
+    world_size: int
+    signature: str  # TaskGraph.signature() of the graphs
     interleaved: bool
     profile: bool  # run_task records each task's timeline (megagen/profiler_device.py)
     source: str
@@ -54,14 +59,20 @@ class KernelBuild:
         return 1 if self.interleaved else self.num_ctas
 
     @property
+    def ranks(self) -> int:
+        """Ranks one launch runs: all of an emulated world, one under torchrun."""
+        return self.args.shape[0]
+
+    @property
     def pointer_params(self) -> tuple[str, ...]:
         """The megakernel's pointer parameters, in order."""
         return POINTER_PARAMS + (("profile",) if self.profile else ())
 
     def constexprs(self, *, scope: str, dep_block: int, max_spins: int, gpu: bool) -> dict:
         """The megakernel's constexpr arguments; ``gpu`` is False under the interpreter (no inline PTX)."""
-        constexprs = dict(GRID=self.num_ctas, SCOPE=scope, DEP_BLOCK=dep_block, MAX_SPINS=max_spins,
-                          ARGS_WIDTH=self.args_width, FENCE=gpu)
+        constexprs = dict(GRID=self.num_ctas, RANKS=self.ranks, WORLD=self.world_size,
+                          PEERS=max(2, triton.next_power_of_2(self.world_size)), SCOPE=scope,
+                          DEP_BLOCK=dep_block, MAX_SPINS=max_spins, ARGS_WIDTH=self.args_width, FENCE=gpu)
         if self.profile:
             constexprs["CLOCK"] = "globaltimer" if gpu else "logical"
         return constexprs
@@ -73,8 +84,25 @@ class KernelBuild:
         return self.schedule.flat()
 
 
-def build_kernel(graph, scheduler, *, num_ctas: int, interleaved: bool, validate: bool = True,
-                 profile: bool = False) -> KernelBuild:
+def _no_peer_table(rank: int, tensor) -> int:
+    """Peer tables of a build that is only compiled, never launched (compile_ptx)."""
+    return 0
+
+
+def build_kernel(graphs, scheduler, *, num_ctas: int, interleaved: bool, validate: bool = True,
+                 profile: bool = False, world_size: int = 1, peer_table=_no_peer_table) -> KernelBuild:
+    """Build the MegaKernel of ``graphs``: one TaskGraph, or one per rank the launch runs (all alike).
+
+    ``peer_table(i, tensor)`` gives the device address of the table of every rank's copy of a peer
+    input of ``graphs[i]``; ``world_size`` is the number of ranks in the world.
+    """
+    graphs = [graphs] if isinstance(graphs, TaskGraph) else list(graphs)
+    graph = graphs[0]
+    signature = graph.signature()
+    for i, other in enumerate(graphs[1:], 1):
+        if other.signature() != signature:
+            raise MegagenError(f"rank graph {i} ({other.name}) differs from rank graph 0 ({graph.name}) in its ops, "
+                               "shapes or regions; every rank must run the same graph on its own tensors")
     dag = graph.dependencies
     sched = get_scheduler(scheduler)
     schedule = sched.assign(dag, num_ctas)
@@ -84,19 +112,26 @@ def build_kernel(graph, scheduler, *, num_ctas: int, interleaved: bool, validate
     simulation = simulate(schedule, dag, task_costs(graph)) if validate else None
 
     variants, op_variant = variants_of(graph)
-    rows = [variants[op_variant[op.index]].arg_row(op) for op in graph.ops]
+    tables = []
+    for i, g in enumerate(graphs):
+        g_variants, g_op_variant = variants_of(g) if i else (variants, op_variant)
+        if [v.key for v in g_variants] != [v.key for v in variants] or not np.array_equal(g_op_variant, op_variant):
+            raise MegagenError(f"rank graph {i}'s tensors differ from rank graph 0's in dtype or 16-byte alignment; "
+                               "allocate every rank's buffers alike")
+        rows = [variants[op_variant[op.index]].arg_row(op, lambda t, i=i: peer_table(i, t)) for op in g.ops]
+        tables.append([x for r in rows for x in r])
     op_args = np.zeros(len(rows), np.int64)
     op_args[1:] = np.cumsum([len(r) for r in rows])[:-1]
     # Drivers read a fixed-width row per task; pad so the last row's read stays inside the table.
     args_width = triton.next_power_of_2(max(len(r) for r in rows))
-    args = np.array([x for r in rows for x in r] + [0] * args_width, dtype=np.int64)
+    args = np.array([t + [0] * args_width for t in tables], dtype=np.int64)
     layout = build_layout(dag, op_variant, op_args)
 
     source = render_megakernel(graph, variants, op_variant, layout, schedule, interleaved=interleaved,
                                profile=profile)
     module, path = load_module(source, variants, "megakernel")
-    return KernelBuild(dag, schedule, simulation, variants, layout, args, args_width, interleaved, profile, source,
-                       module, path)
+    return KernelBuild(dag, schedule, simulation, variants, layout, args, args_width, world_size, signature,
+                       interleaved, profile, source, module, path)
 
 
 def compile_ptx(build: KernelBuild, *, num_warps: int = 4, arch: int = 90, scope: str = "gpu",
@@ -110,7 +145,7 @@ def compile_ptx(build: KernelBuild, *, num_warps: int = 4, arch: int = 90, scope
         raise MegagenError("compile_ptx checks the GPU drivers; build with interleaved=False")
     constexprs = build.constexprs(scope=scope, dep_block=dep_block, max_spins=max_spins, gpu=True)
     signature = {name: "*i64" for name in build.pointer_params}
-    signature["num_tasks"] = "i64"
+    signature.update({name: "i64" for name in SCALAR_PARAMS})
     signature.update({name: "constexpr" for name in constexprs})
     src = triton.compiler.ASTSource(fn=build.module.megakernel, signature=signature, constexprs=constexprs)
     kernel = triton.compile(src, target=GPUTarget("cuda", arch, 32), options=dict(num_warps=num_warps))

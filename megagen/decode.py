@@ -10,6 +10,11 @@ tile starts as soon as the tiles it reads are done):
 6. gate and up projections with the post-attention RMSNorm fused in;
 7. down projection over silu(gate) * up, adding the residual stream.
 
+Under tensor parallelism (a rank's shard, ``megagen.shard``) the o and down projections write
+their partial sums to symmetric buffers instead, and an allreduce phase after each adds every
+rank's partials to the residual stream (``megagen.tasks.comm``); at the end each rank's
+argmax covers its slice of the vocabulary and the next token is picked across ranks.
+
 The residual stream is fp32 and travels as split-K partial sums ([S, B, hidden]), so a
 projection with too few output rows to fill the GPU splits along K without an extra
 reduction phase. At the end: the final RMSNorm fused into lm_head, a two-stage argmax, and
@@ -28,6 +33,8 @@ from megagen.tasks import attention as A
 from megagen.tasks import linear as Lin
 from megagen.tasks import sampling as S
 from megagen.tasks.base import cdiv
+from megagen.tasks.comm import allreduce_ops
+from megagen.world import EmulatedWorld, World
 
 
 @dataclasses.dataclass
@@ -79,11 +86,19 @@ class Tiling:
         return max(1, min(self.max_attention_splits, self.num_ctas // (batch * kv_heads)))
 
 
-def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling) -> TaskGraph:
-    """The graph of one decode step for the first ``batch`` rows of ``state``."""
+def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world: World | None = None,
+                 allreduce: str = "auto") -> TaskGraph:
+    """The graph of one decode step for the first ``batch`` rows of ``state``.
+
+    ``decoder`` is the model, or rank ``decoder.rank``'s shard of it in ``world``; ``allreduce``:
+    the form of the allreduce tasks ("auto", "one_shot" or "two_shot", see megagen.tasks.comm).
+    """
     dev, dt = decoder.device, decoder.dtype
     hidden = decoder.hidden_size
-    g = TaskGraph(f"{decoder.family.name}_decode_b{batch}")
+    world = EmulatedWorld(1, dev) if world is None else world
+    rank, tp = decoder.rank, world.size
+    suffix = f"_tp{tp}_rank{rank}" if tp > 1 else ""
+    g = TaskGraph(f"{decoder.family.name}_decode_b{batch}{suffix}", world=world, rank=rank)
     g.input(state.tokens, state.pos, state.cos, state.sin, *state.k_cache, *state.v_cache, decoder.embed,
             decoder.lm_head, decoder.final_norm.weight)
 
@@ -95,10 +110,17 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling) -> Tas
         g.add(task, name=name, w=w, y=y, BLOCK_N=tiling.block_n, BLOCK_K=tiling.block_k, **tensors)
         return y
 
-    def residual_linear(task, w, name, **tensors):
+    def residual_linear(task, partial_task, w, name, residual, **tensors):
+        """A projection added to the residual stream: fused on one rank, through an allreduce across ranks."""
         n, k = w.shape
-        y = act(tiling.k_splits(n, k, batch), batch, n, dtype=torch.float32)
-        return linear(task, w, y, name, **tensors)
+        split = tiling.k_splits(n, k, batch)
+        if tp == 1:
+            return linear(task, w, act(split, batch, n, dtype=torch.float32), name, residual=residual, **tensors)
+        part = world.symmetric(rank, (split, batch, n), torch.float32)
+        linear(partial_task, w, part, name, **tensors)
+        out = act(1, batch, n, dtype=torch.float32)
+        allreduce_ops(g, f"{name}.allreduce", part, residual, out, ranks=tp, mode=allreduce)
+        return out
 
     resid = act(1, batch, hidden, dtype=torch.float32)
     g.add(S.embedding, name="embed", tokens=state.tokens, table=decoder.embed, out=resid)
@@ -137,20 +159,23 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling) -> Tas
               window=a.window or 0, BLOCK_S=tiling.attention_block)
         attn = act(1, batch, a.heads * a.head_dim)
         g.add(A.attention_combine, name=f"L{i}.attention_combine", o_part=o_part, ml_part=ml_part, out=attn)
-        resid = residual_linear(Lin.gemv_residual, a.o.weight, f"L{i}.o_proj", x=attn, residual=resid)
+        resid = residual_linear(Lin.gemv_residual, Lin.gemv, a.o.weight, f"L{i}.o_proj", resid, x=attn)
 
         post = dict(x=resid, norm_w=layer.post_norm.weight, eps=layer.post_norm.eps)
-        inter = layer.gate.out_features
+        inter = layer.gate.weight.shape[0]
         gate = linear(Lin.rmsnorm_gemv, layer.gate.weight, act(1, batch, inter), f"L{i}.gate_proj", **post)
         up = linear(Lin.rmsnorm_gemv, layer.up.weight, act(1, batch, inter), f"L{i}.up_proj", **post)
-        resid = residual_linear(Lin.silu_mul_gemv_residual, layer.down.weight, f"L{i}.down_proj", x=gate, x2=up,
-                                residual=resid)
+        resid = residual_linear(Lin.silu_mul_gemv_residual, Lin.silu_mul_gemv, layer.down.weight,
+                                f"L{i}.down_proj", resid, x=gate, x2=up)
 
-    logits = act(1, batch, decoder.vocab_size)
+    vocab = decoder.lm_head.shape[0]  # this rank's slice of the vocabulary
+    logits = act(1, batch, vocab)
     linear(Lin.rmsnorm_gemv, decoder.lm_head, logits, "lm_head", x=resid, norm_w=decoder.final_norm.weight,
            eps=decoder.final_norm.eps)
-    _, blocks = S.argmax_blocks(decoder.vocab_size)
-    value, index = act(batch, blocks, dtype=torch.float32), act(batch, blocks, dtype=torch.int64)
-    g.add(S.argmax_partial, name="argmax", logits=logits, value=value, index=index)
+    _, blocks = S.argmax_blocks(vocab)
+    value = world.symmetric(rank, (batch, blocks), torch.float32)  # every rank's best per block, read by all
+    index = world.symmetric(rank, (batch, blocks), torch.int64)
+    g.add(S.argmax_partial, name="argmax", logits=logits, value=value, index=index, offset=decoder.vocab_offset,
+          valid=decoder.vocab_valid)
     g.add(S.greedy_pick, name="next_token", value=value, index=index, tokens=state.tokens, pos=state.pos)
     return g

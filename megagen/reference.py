@@ -37,6 +37,9 @@ class Mismatch:
 
 
 def _check_references(graph) -> None:
+    if graph.world_size > 1:
+        raise TaskDefinitionError(f"graph {graph.name} is one rank of {graph.world_size}: its communication tasks "
+                                  "need the other ranks' tensors, so it runs only as a MegaKernel")
     missing = sorted({op.task.name for op in graph.ops if op.task.reference is None})
     if missing:
         raise TaskDefinitionError(f"tasks {missing} have no reference; register them with "
@@ -46,7 +49,9 @@ def _check_references(graph) -> None:
 def _run_op(op) -> None:
     """Every tile of ``op`` through its reference, arguments bound by name as for the tile function."""
     ref = op.task.reference
-    values = {**op.plan.constexprs, **op.plan.scalars, **op.tensors}
+    # a one-rank graph: rank 0 of 1, and a peer input is the list of its one copy
+    values = {**op.plan.constexprs, **op.plan.scalars, **op.tensors, "rank": 0, "WORLD": 1}
+    values.update({n: [op.tensors[n]] for n in op.task.peer_inputs})
     names = param_names(ref)
     for tile in range(op.num_tiles):
         values["tile"] = tile

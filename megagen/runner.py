@@ -7,7 +7,9 @@ from megagen.backend import interpreting, num_sms
 from megagen.decode import DecodeState, Tiling, decode_graph
 from megagen.errors import MegagenError, UnsupportedModelError
 from megagen.runtime import INTERPRETER_VIRTUAL_CTAS, MegaKernel
+from megagen.shard import check_divisible, shard
 from megagen.trace import trace
+from megagen.world import World, make_world
 
 MAX_BATCH_SIZE = 8
 # generation_config settings, with the values under which greedy generate is a plain argmax per step
@@ -23,23 +25,41 @@ class Runner:
     """Greedy generation for a traced model; one MegaKernel per batch size, built on first use.
 
     ``graph``, ``task_graph``, ``schedule``, ``source`` and ``source_path`` describe the kernel of the batch
-    size used last (batch 1 right after ``build``). The runner reads the model's weights in
-    place: do not move or replace them while the runner is in use.
+    size used last (batch 1 right after ``build``; under tensor parallelism, of the first rank this process
+    runs). At tp=1 the runner reads the model's weights in place: do not move or replace them while the
+    runner is in use. Under tensor parallelism ``world`` holds the ranks; call ``close()`` when done.
     """
 
-    def __init__(self, decoder, *, scheduler, max_seq_len: int, max_batch_size: int, tiling: Tiling,
-                 kernel_options: dict):
+    def __init__(self, decoder, *, world: World, scheduler, max_seq_len: int, max_batch_size: int, tiling: Tiling,
+                 allreduce: str, kernel_options: dict):
         self.decoder = decoder
         self.model = decoder.model
+        self.world = world
         self.max_seq_len = max_seq_len
         self.max_batch_size = max_batch_size
         self.scheduler = scheduler
         self.tiling = tiling
+        self.allreduce = allreduce
         self._kernel_options = kernel_options
-        self.state = DecodeState.allocate(decoder, max_batch_size, max_seq_len)
+        # one shard and one decode state per rank this process runs
+        self.shards = [decoder] if world.size == 1 else [shard(decoder, r, world.size) for r in world.ranks]
+        self.states = [DecodeState.allocate(d, max_batch_size, max_seq_len) for d in self.shards]
         self._kernels: dict[int, MegaKernel] = {}
-        self._logits: dict[int, torch.Tensor] = {}
+        self._logits: dict[int, list[torch.Tensor]] = {}
         self.kernel(1)  # batch 1 now, so graph, schedule and source exist right after build
+
+    @property
+    def tp(self) -> int:
+        return self.world.size
+
+    def close(self) -> None:
+        """Release the world (NVSHMEM and the process group under torchrun); bounded in time."""
+        self.world.close()
+
+    @property
+    def state(self) -> DecodeState:
+        """The decode state of the first rank this process runs (tokens and positions agree on every rank)."""
+        return self.states[0]
 
     # -- the kernels ---------------------------------------------------------------------------
     def kernel(self, batch: int) -> MegaKernel:
@@ -48,10 +68,11 @@ class Runner:
             raise MegagenError(f"batch size {batch} is outside 1..{self.max_batch_size} (max_batch_size); "
                                f"build with max_batch_size={batch} (at most {MAX_BATCH_SIZE})")
         if batch not in self._kernels:
-            graph = decode_graph(self.decoder, self.state, batch, self.tiling)
-            self._kernels[batch] = MegaKernel(graph, self.scheduler, num_ctas=self.tiling.num_ctas,
-                                              **self._kernel_options)
-            self._logits[batch] = next(op for op in graph.ops if op.name == "lm_head").tensors["y"][0]
+            graphs = [decode_graph(d, st, batch, self.tiling, self.world, self.allreduce)
+                      for d, st in zip(self.shards, self.states)]
+            self._kernels[batch] = MegaKernel(graphs, self.scheduler, world=self.world,
+                                              num_ctas=self.tiling.num_ctas, **self._kernel_options)
+            self._logits[batch] = [next(op for op in g.ops if op.name == "lm_head").tensors["y"][0] for g in graphs]
         self._last = self._kernels[batch]
         return self._last
 
@@ -77,10 +98,14 @@ class Runner:
         return self._last.source_path
 
     def logits(self, batch: int) -> torch.Tensor:
-        """The last decode step's logits [batch, vocab] (a view of the kernel's buffer)."""
+        """The last decode step's logits [batch, vocab]: a view of the kernel's buffer at tp=1; under tensor
+        parallelism gathered from every rank's slice of the vocabulary (a collective under torchrun)."""
         if batch not in self._logits:
             self.kernel(batch)
-        return self._logits[batch]
+        if self.tp == 1:
+            return self._logits[batch][0]
+        # ranks hold ascending slices, zero-padded only past the end of the vocabulary
+        return torch.cat(self.world.gather(self._logits[batch]), 1)[:, :self.decoder.vocab_size]
 
     # -- generation ----------------------------------------------------------------------------
     def _check_input(self, input_ids, max_new_tokens: int) -> torch.Tensor:
@@ -125,12 +150,14 @@ class Runner:
         from transformers import DynamicCache
         batch, length = input_ids.shape
         out = self.model(input_ids=input_ids, past_key_values=DynamicCache(), use_cache=True, logits_to_keep=1)
-        for i, layer in enumerate(out.past_key_values.layers):
-            self.state.k_cache[i][:batch, :, :length] = layer.keys
-            self.state.v_cache[i][:batch, :, :length] = layer.values
         logits = out.logits[:, -1]
-        self.state.tokens[:batch] = logits.argmax(-1)
-        self.state.pos[:batch] = length
+        for rank, state in zip(self.world.ranks, self.states):
+            heads = state.k_cache[0].shape[1]  # each rank caches its own KV heads
+            for i, layer in enumerate(out.past_key_values.layers):
+                state.k_cache[i][:batch, :, :length] = layer.keys[:, rank * heads:(rank + 1) * heads]
+                state.v_cache[i][:batch, :, :length] = layer.values[:, rank * heads:(rank + 1) * heads]
+            state.tokens[:batch] = logits.argmax(-1)
+            state.pos[:batch] = length
         return logits
 
     @torch.no_grad()
@@ -175,21 +202,27 @@ def _finish_like_hf(new: torch.Tensor, generation_config) -> torch.Tensor:
     return new[:, :last]
 
 
-def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, max_batch_size: int = 1,
-          **kernel_options) -> Runner:
+def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, max_batch_size: int = 1, *,
+          world=None, allreduce: str = "auto", **kernel_options) -> Runner:
     """Trace ``model`` (a transformers causal LM), build its decode MegaKernel, and return a Runner.
 
+    ``tp``: tensor-parallel ranks. Under ``torchrun --nproc-per-node tp`` every process calls build
+    with its model on its GPU (cuda:LOCAL_RANK), the same weights everywhere, and runs the same calls;
+    megagen shards the model (``megagen.shard``) and starts NVSHMEM. ``world="emulated"`` runs all
+    ``tp`` ranks in this process instead (CPU tests, debugging). ``allreduce``: "auto", "one_shot" or
+    "two_shot" (``megagen.tasks.comm``).
     ``scheduler``: "round_robin" (default), "zigzag", "work_queue" or a Scheduler. ``max_seq_len``:
     KV-cache length (default: the model's max_position_embeddings, at most 4096). Tiling options:
     ``block_n`` / ``block_k`` (GEMV tiles), ``attention_block`` (positions per attention step),
     ``max_attention_splits``. Other keyword arguments go to MegaKernel (num_ctas, num_warps,
-    profile, ...). Errors are raised before anything compiles.
+    profile, ...). Errors are raised before anything compiles or any rank starts.
     """
-    if tp != 1:
-        raise MegagenError(f"tp={tp}: tensor parallelism is not available yet; use tp=1")
     if not isinstance(max_batch_size, int) or not 1 <= max_batch_size <= MAX_BATCH_SIZE:
         raise MegagenError(f"max_batch_size must be an int in 1..{MAX_BATCH_SIZE}, got {max_batch_size!r}")
+    if allreduce not in ("auto", "one_shot", "two_shot"):
+        raise MegagenError(f"allreduce must be 'auto', 'one_shot' or 'two_shot', got {allreduce!r}")
     decoder = trace(model)
+    check_divisible(decoder, tp)
     limit = getattr(model.config, "max_position_embeddings", None) or DEFAULT_MAX_SEQ_LEN
     max_seq_len = min(limit, DEFAULT_MAX_SEQ_LEN) if max_seq_len is None else max_seq_len
     if not isinstance(max_seq_len, int) or not 2 <= max_seq_len <= limit:
@@ -200,11 +233,24 @@ def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, ma
         raise MegagenError(f"the model is on {device} but Triton's interpreter is on; keep the model on the CPU")
     if not interpreting() and device.type != "cuda":
         raise MegagenError(f"the model is on {device}; move it to a CUDA GPU (model.to('cuda')) first")
+    if tp > 1 and world is None and interpreting():
+        raise MegagenError(f"tp={tp} without a GPU runs in one process: pass world='emulated'")
     num_ctas = kernel_options.pop("num_ctas", None)
     if num_ctas is None:  # two CTAs per SM keep twice the weight bytes in flight (measured faster, BENCHMARKS.md)
         num_ctas = INTERPRETER_VIRTUAL_CTAS if interpreting() else CTAS_PER_SM * num_sms(device)
     tiling = Tiling(num_ctas, **{k: kernel_options.pop(k) for k in ("block_n", "block_k", "attention_block",
                                                                      "max_attention_splits")
                                  if k in kernel_options})
-    return Runner(decoder, scheduler=scheduler or "round_robin", max_seq_len=max_seq_len,
-                  max_batch_size=max_batch_size, tiling=tiling, kernel_options=kernel_options)
+    owned = not isinstance(world, World)
+    world = make_world(tp, world, device)
+    try:
+        if world.device != device:
+            raise MegagenError(f"rank {world.ranks[0]}'s model is on {device}; put it on {world.device} (its "
+                               "LOCAL_RANK's GPU) before build")
+        return Runner(decoder, world=world, scheduler=scheduler or "round_robin", max_seq_len=max_seq_len,
+                      max_batch_size=max_batch_size, tiling=tiling, allreduce=allreduce,
+                      kernel_options=kernel_options)
+    except BaseException:
+        if owned:
+            world.close()  # nothing half-built stays: NVSHMEM and the process group go with the failed build
+        raise

@@ -11,6 +11,7 @@ from megagen.errors import DeadlockError, MegagenError
 from megagen.profiler import Profile
 from megagen.profiler_device import PROFILE_FIELDS, PROFILE_HEADER_ROWS
 from megagen.scoreboard import device as sb
+from megagen.world import EmulatedWorld
 
 INTERPRETER_VIRTUAL_CTAS = 4
 
@@ -22,6 +23,8 @@ def _device_tensor(a: np.ndarray, device) -> torch.Tensor:
 class MegaKernel:
     """One persistent kernel running every tile of a TaskGraph; ``run()`` re-launches it without rebuilding.
 
+    ``graph``: a TaskGraph, or under tensor parallelism one per rank of ``world`` this process runs
+    (every rank of an emulated world: one launch then runs all their tasks).
     Options: ``num_ctas`` (default: one per SM; 4 virtual CTAs in the interpreter),
     ``num_warps`` (4), ``interleaved`` (one program stepping virtual CTAs; forced
     in the interpreter, available on a GPU for debugging), ``scope`` ("gpu" or
@@ -30,10 +33,16 @@ class MegaKernel:
     task's timeline on each launch; ``profile()`` returns the latest launch's; off: the kernel has no such code).
     """
 
-    def __init__(self, graph, scheduler="round_robin", *, num_ctas: int | None = None, num_warps: int = 4,
-                 interleaved: bool | None = None, scope: str = "gpu", max_spins: int = DEFAULT_MAX_SPINS,
-                 dep_block: int = DEFAULT_DEP_BLOCK, validate: bool = True, profile: bool = False):
-        device = graph.device
+    def __init__(self, graph, scheduler="round_robin", *, world=None, num_ctas: int | None = None,
+                 num_warps: int = 4, interleaved: bool | None = None, scope: str = "gpu",
+                 max_spins: int = DEFAULT_MAX_SPINS, dep_block: int = DEFAULT_DEP_BLOCK, validate: bool = True,
+                 profile: bool = False):
+        graphs = list(graph) if isinstance(graph, (list, tuple)) else [graph]
+        device = graphs[0].device
+        world = world or graphs[0].world or EmulatedWorld(1, device)
+        if len(graphs) != len(world.ranks):
+            raise MegagenError(f"{len(graphs)} graphs for the {len(world.ranks)} ranks this process runs; give one "
+                               "graph per rank")
         interp = interpreting()
         if interp and device.type != "cpu":
             raise MegagenError(f"Triton's interpreter is on (TRITON_INTERPRET=1) but the graph's tensors are on "
@@ -48,25 +57,36 @@ class MegaKernel:
             raise MegagenError(f"scope must be 'gpu' or 'sys', got {scope!r}")
         if dep_block < 1 or dep_block & (dep_block - 1):
             raise MegagenError(f"dep_block must be a power of two, got {dep_block}")
+        if profile and len(graphs) > 1:
+            raise MegagenError("profile=True records one rank per launch; profile under torchrun, one rank per process")
         interleaved = interp if interleaved is None else interleaved
         if num_ctas is None:
             num_ctas = INTERPRETER_VIRTUAL_CTAS if interp else num_sms(device)
         if num_ctas < 1:
             raise MegagenError(f"num_ctas must be at least 1, got {num_ctas}")
 
-        self.task_graph = graph
-        self.build = build_kernel(graph, scheduler, num_ctas=num_ctas, interleaved=interleaved,
-                                  validate=validate, profile=profile)
+        self.task_graph = graphs[0]
+        self.rank_graphs = graphs
+        self.world = world
+        self._peer_tables: dict[tuple, torch.Tensor] = {}
+        self.build = build_kernel(graphs, scheduler, num_ctas=num_ctas, interleaved=interleaved,
+                                  validate=validate, profile=profile, world_size=world.size,
+                                  peer_table=self._peer_table)
+        if not world.same_everywhere(int(self.build.signature[:15], 16)):
+            raise MegagenError("the ranks built different graphs; every rank must build the same model with the "
+                               "same options")
         queue, offsets = self.build.queue_arrays()
+        # every rank's counters, in symmetric memory: peers poll them
+        self._counters = [world.symmetric(rank, (self.layout.num_counters,), torch.int64) for rank in world.ranks]
         self._buffers = dict(
             records=_device_tensor(self.layout.records, device),
             deps=_device_tensor(self.layout.deps, device),
             args=_device_tensor(self.build.args, device),
-            counters=torch.zeros(self.layout.num_counters, dtype=torch.int64, device=device),
-            control=torch.zeros(sb.CONTROL_SIZE, dtype=torch.int64, device=device),
+            counter_table=_device_tensor(np.array(world.peer_addresses(world.ranks[0], self._counters[0])), device),
+            control=torch.zeros(sb.CONTROL_SIZE + len(graphs), dtype=torch.int64, device=device),
             queue=_device_tensor(queue if queue.size else np.zeros(1), device),
             queue_offsets=_device_tensor(offsets, device),
-            vstate=torch.zeros(num_ctas, dtype=torch.int64, device=device),
+            vstate=torch.zeros(len(graphs) * num_ctas, dtype=torch.int64, device=device),
         )
         if profile:
             self._buffers["profile"] = torch.zeros(PROFILE_HEADER_ROWS.value + self.layout.num_tasks,
@@ -75,10 +95,21 @@ class MegaKernel:
         self._constexprs = self.build.constexprs(scope=scope, dep_block=dep_block, max_spins=max_spins,
                                                  gpu=not interp)
         # kernel arguments, built once: the buffers are reset in place, never replaced
-        self._args = (*(self._buffers[name] for name in self.build.pointer_params), self.layout.num_tasks)
+        self._args = (*(self._buffers[name] for name in self.build.pointer_params), self.layout.num_tasks,
+                      world.ranks[0], self.build.args.shape[1])
+        self._launch_grid = (self.grid, 1 if interleaved else len(graphs))
         self._launch_options = dict(num_warps=num_warps)
         if not interp:
             self._launch_options["launch_cooperative_grid"] = True  # all CTAs co-resident, or the launch fails
+
+    def _peer_table(self, i: int, tensor: torch.Tensor) -> int:
+        """Device address of the table of every rank's copy of ``tensor`` (a peer input of rank graph ``i``)."""
+        rank = self.world.ranks[i]
+        key = (rank, tensor.data_ptr())
+        if key not in self._peer_tables:
+            addresses = np.array(self.world.peer_addresses(rank, tensor), dtype=np.int64)
+            self._peer_tables[key] = _device_tensor(addresses, tensor.device)
+        return self._peer_tables[key].data_ptr()
 
     # -- properties --------------------------------------------------------------------------
     @property
@@ -128,18 +159,20 @@ class MegaKernel:
 
     @property
     def counters(self) -> torch.Tensor:
-        return self._buffers["counters"]
+        """The scoreboard counters of the first rank this process runs."""
+        return self._counters[0]
 
     @property
     def launches(self) -> int:
         """Completed launches, read from the device (each launch's CTAs count themselves done)."""
-        return int(self._buffers["control"][sb.CONTROL_DONE.value].item()) // self.grid
+        return int(self._buffers["control"][sb.CONTROL_DONE.value].item()) // (self._launch_grid[0] *
+                                                                                self._launch_grid[1])
 
     # -- running -----------------------------------------------------------------------------
     def run(self, check: bool = True) -> None:
         """Launch once. ``check=False`` skips the host sync (for timing and CUDA-graph capture); call ``check()``."""
         try:
-            self.build.module.megakernel[(self.grid,)](*self._args, **self._constexprs, **self._launch_options)
+            self.build.module.megakernel[self._launch_grid](*self._args, **self._constexprs, **self._launch_options)
         except RuntimeError as e:
             if "cooperative" in str(e).lower() or "too large" in str(e).lower():
                 raise MegagenError(f"the {self.grid} CTAs of the MegaKernel cannot all be resident on the GPU "
@@ -149,11 +182,15 @@ class MegaKernel:
             self.check()
 
     def check(self) -> None:
-        """Raise ``DeadlockError`` if the last launches stopped on a dependency; the kernel is reset and reusable."""
+        """Raise ``DeadlockError`` if the last launches stopped on a dependency; the kernel is reset and reusable.
+
+        Under torchrun every rank must call it (the ranks agree whether any of them stopped)."""
         control = self._buffers["control"].cpu().tolist()
-        if control[sb.CONTROL_ABORT.value] == 0:
+        aborted = control[sb.CONTROL_ABORT.value] != 0
+        if not self.world.any(aborted):
             return
-        message = self._stall_message(control)
+        message = (self._stall_message(control) if aborted else
+                   f"MegaKernel launch stopped on another rank than {self.world.ranks[0]} (its error names the task).")
         self.reset()
         raise DeadlockError(message)
 
@@ -161,7 +198,8 @@ class MegaKernel:
         """Zero the scoreboard (only needed after an aborted launch: counters are epoch-based otherwise).
 
         The profile is zeroed too, so an aborted launch's partial rows are never read as a timeline."""
-        self._buffers["counters"].zero_()
+        for counters in self._counters:
+            counters.zero_()
         control = self._buffers["control"]
         control.zero_()
         control[sb.CONTROL_ERR_TASK.value] = -1
@@ -181,16 +219,20 @@ class MegaKernel:
         task, counter = control[sb.CONTROL_ERR_TASK.value], control[sb.CONTROL_ERR_COUNTER.value]
         cta = control[sb.CONTROL_ERR_CTA.value]
         epoch = control[sb.CONTROL_ERR_EPOCH.value]
-        counters = self._buffers["counters"].cpu().numpy()
+        rank, peer = control[sb.CONTROL_ERR_RANK.value], control[sb.CONTROL_ERR_PEER.value]
+        local = self.world.ranks.index(rank)
+        counters = self._counters[local].cpu().numpy()
         finished = int((counters[:dag.num_tasks] >= epoch).sum())
-        who = f"{'virtual ' if self.interleaved else ''}CTA {cta}"
+        multi = self.world.size > 1
+        who = f"{'rank ' + str(rank) + ' ' if multi else ''}{'virtual ' if self.interleaved else ''}CTA {cta}"
         if counter < 0:
             what = f"{who} could not start {dag.describe(task)}: a full sweep over all CTAs made no progress"
         else:
-            target = self.layout.describe_counter(dag, counter)
+            target = self.layout.describe_counter(dag, counter) + (f" on rank {peer}" if multi else "")
             what = (f"{who} gave up in {dag.describe(task)} waiting for {target} (counter {counter} was "
                     f"{control[sb.CONTROL_ERR_SEEN.value]}, needed {control[sb.CONTROL_ERR_NEED.value]})")
-        return (f"MegaKernel launch {epoch} stopped: {what}; {finished} of {dag.num_tasks} tasks finished. "
+        return (f"MegaKernel launch {epoch} stopped: {what}; {finished} of {dag.num_tasks} tasks finished"
+                f"{' on rank ' + str(rank) if multi else ''}. "
                 "The scoreboard was reset; the kernel can run again.")
 
 
@@ -198,6 +240,9 @@ class OpLaunches:
     """Run a graph op by op, one standalone kernel launch per op: the baseline a MegaKernel removes."""
 
     def __init__(self, graph, num_warps: int = 4):
+        if graph.world_size > 1:
+            raise MegagenError(f"graph {graph.name} is one rank of {graph.world_size}: its communication tasks need "
+                               "the other ranks, so it runs only as a MegaKernel")
         variants, op_variant = variants_of(graph)
         self._launches = []
         modules = {}
@@ -205,7 +250,9 @@ class OpLaunches:
             v = variants[op_variant[op.index]]
             if v.id not in modules:
                 modules[v.id], _ = load_module(render_standalone(v), [v], f"standalone_{v.task.name}")
-            args = [op.tensors[n] for n in v.tensor_dtypes] + [op.plan.scalars[n] for n, _ in v.scalars]
+            # a peer input of a one-rank graph: a table holding the one copy's address
+            args = [torch.tensor([op.tensors[n].data_ptr()], device=op.tensors[n].device) if n in v.peers
+                    else op.tensors[n] for n in v.tensor_dtypes] + [op.plan.scalars[n] for n, _ in v.scalars]
             self._launches.append((modules[v.id].standalone, (op.num_tiles,), args))
         self.num_warps = num_warps
 

@@ -29,11 +29,19 @@ class Norm:
 
 
 @dataclasses.dataclass
+class Projection:
+    """A linear layer's weight [out, in] and bias (or None): the model's own, or a rank's shard of them."""
+
+    weight: torch.Tensor
+    bias: torch.Tensor | None = None
+
+
+@dataclasses.dataclass
 class Attention:
-    q: nn.Linear
-    k: nn.Linear
-    v: nn.Linear
-    o: nn.Linear
+    q: Projection
+    k: Projection
+    v: Projection
+    o: Projection
     q_norm: Norm | None
     k_norm: Norm | None
     heads: int
@@ -48,14 +56,19 @@ class Layer:
     input_norm: Norm
     attn: Attention
     post_norm: Norm
-    gate: nn.Linear
-    up: nn.Linear
-    down: nn.Linear
+    gate: Projection
+    up: Projection
+    down: Projection
 
 
 @dataclasses.dataclass
 class Decoder:
-    """A traced decoder: the weights megagen reads, and the facts its graph needs."""
+    """A traced decoder: the weights megagen reads, and the facts its graph needs.
+
+    Under tensor parallelism each rank has its own Decoder holding its shard (``megagen.shard``):
+    ``lm_head`` is then the rank's rows of the vocabulary, from ``vocab_offset``, ``vocab_valid`` of
+    them real (the last shard is zero-padded to the others' height).
+    """
 
     model: nn.Module
     family: object
@@ -68,6 +81,16 @@ class Decoder:
     hidden_size: int
     dtype: torch.dtype
     device: torch.device
+    rank: int = 0
+    tp: int = 1
+
+    @property
+    def vocab_offset(self) -> int:
+        return self.rank * self.lm_head.shape[0]
+
+    @property
+    def vocab_valid(self) -> int:
+        return min(self.lm_head.shape[0], self.vocab_size - self.vocab_offset)
 
     def rope_tables(self, max_seq_len: int) -> tuple[torch.Tensor, torch.Tensor]:
         """cos and sin [max_seq_len, head_dim], exactly as the model's rotary embedding computes them."""
@@ -137,7 +160,7 @@ def _norm(model, path) -> Norm:
     return Norm(m.weight, float(m.variance_epsilon))
 
 
-def _linear(model, path, out_features: int, in_features: int, bias: bool | None = False) -> nn.Linear:
+def _linear(model, path, out_features: int, in_features: int, bias: bool | None = False) -> Projection:
     m = _get(model, path, "linear")
     if (m.out_features, m.in_features) != (out_features, in_features):
         raise _unsupported(path, m, f"shape [{m.out_features}, {m.in_features}] does not match the config's "
@@ -145,7 +168,7 @@ def _linear(model, path, out_features: int, in_features: int, bias: bool | None 
     if bias is not None and (m.bias is not None) != bias:
         raise _unsupported(path, m, "a bias on this projection" if m.bias is not None else "no bias here, "
                                     "where the rest of the model has one")
-    return m
+    return Projection(m.weight, m.bias)
 
 
 def trace(model) -> Decoder:

@@ -24,8 +24,14 @@ def test_readme_model_example_runs(tmp_path, capsys):
     assert out[2].endswith(".py")
 
 
-def test_readme_example_runs(tmp_path, capsys):
+def test_readme_tensor_parallel_example_runs(tmp_path, capsys):
     out = _run_readme_block(1, tmp_path, capsys)
+    assert out[0] == "True"
+    assert out[1] == "['L0.o_proj.allreduce', 'L0.down_proj.allreduce']"
+
+
+def test_readme_example_runs(tmp_path, capsys):
+    out = _run_readme_block(2, tmp_path, capsys)
     assert out[0] == "True"
     assert "RAW" in out[1]
 

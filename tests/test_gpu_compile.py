@@ -76,8 +76,23 @@ DECODE_SCRIPT = textwrap.dedent('''
         ptx = compile_ptx(build_kernel(graph, "round_robin", num_ctas=16, interleaved=False), num_warps=4)
         assert "mma.sync" in ptx or "wgmma" in ptx, preset  # attention on tensor cores
         print(preset, "ok", len(ptx))
+
+    # one rank of a tensor-parallel decode, as each torchrun process builds it: allreduce forms, peer waits
+    from megagen.shard import shard
+    from megagen.world import EmulatedWorld
+    decoder = trace(models.random_model("tiny-qwen3", dtype=torch.bfloat16))
+    for mode, scheduler in (("one_shot", "round_robin"), ("two_shot", "work_queue")):
+        world = EmulatedWorld(2, "cpu")
+        graphs = [decode_graph(shard(decoder, r, 2), DecodeState.allocate(shard(decoder, r, 2), 1, 64), 1,
+                               Tiling(16), world, mode) for r in range(2)]
+        build = build_kernel(graphs[:1], scheduler, num_ctas=16, interleaved=False, world_size=2)
+        ptx = compile_ptx(build, num_warps=4)
+        # peers' counters polled, and tiles other ranks read released, at system scope
+        assert "fence.acq_rel.sys" in ptx, mode
+        assert any("atom" in line and ".sys" in line and "acquire" in line for line in ptx.splitlines()), mode
+        print("tp2", mode, "ok", len(ptx))
 ''')
 
 
 def test_decode_megakernel_compiles_for_sm90(tmp_path):
-    assert _run(DECODE_SCRIPT, tmp_path).count(" ok ") == 3
+    assert _run(DECODE_SCRIPT, tmp_path).count(" ok ") == 5

@@ -576,7 +576,7 @@ def test_source_names_ops_and_has_a_branch_per_variant(device, megagen_cache_dir
     assert again.source == src and again.source_path == path
     other = g.compile("work_queue")
     assert other.source != src and other.source_path != path and other.source_path.exists()
-    assert "fetch_task(control, base)" in other.source
+    assert "fetch_task(control, local, base)" in other.source
 
 
 @pytest.mark.parametrize("first", ["int", "float"])

@@ -249,12 +249,6 @@ def test_non_model_is_rejected(obj):
         megagen.build(obj, max_seq_len=MAX_SEQ_LEN)
 
 
-def test_tensor_parallel_is_rejected(family):
-    model, _ = family("tiny-qwen3")
-    with pytest.raises(megagen.MegagenError, match="tp"):
-        megagen.build(model, tp=2, max_seq_len=MAX_SEQ_LEN)
-
-
 def test_float64_model_is_rejected():
     model = models.random_model("tiny-qwen3", dtype=torch.float64)
     with pytest.raises(megagen.MegagenError, match="float64"):

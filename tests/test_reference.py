@@ -194,8 +194,8 @@ def test_reference_parameters_are_checked(device):
                                  reference=takes_gain)
     x = rand(32, device=device)
     with pytest.raises(TaskDefinitionError,
-                       match=r"takes_gain takes \['gain'\], which are neither tensors, plan scalars, plan constexprs "
-                             r"nor 'tile'"):
+                       match=r"takes_gain takes \['gain'\], which are neither tensors, plan scalars, plan constexprs"
+                             r", 'tile', 'rank' nor 'WORLD'"):
         megagen.TaskGraph().add(gain, x=x, out=torch.empty_like(x))
 
     with pytest.raises(TaskDefinitionError, match="already registered"):

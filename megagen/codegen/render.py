@@ -40,6 +40,23 @@ class Variant:
     scalars: list  # [(name, is_float)]
     constexprs: dict
     aligned: dict  # name -> bool (16-byte aligned data pointer)
+    publishes: bool = False  # other ranks read what its tiles write: release at system scope
+
+    @property
+    def key(self) -> tuple:
+        """What makes two variants one dispatch branch."""
+        return (self.task.name, tuple(self.tensor_dtypes.items()), tuple(self.scalars),
+                tuple(self.constexprs.items()), tuple(self.aligned.items()), self.publishes)
+
+    @property
+    def peers(self) -> tuple[str, ...]:
+        """Peer inputs: the tile gets a table of every rank's address and waits on every rank."""
+        return self.task.peer_inputs
+
+    @property
+    def release_scope(self) -> str:
+        """The scope argument of this variant's release_tile call, as source."""
+        return '"sys"' if self.publishes else "SCOPE"
 
     @property
     def fn_symbol(self) -> str:
@@ -67,13 +84,17 @@ class Variant:
     def summary(self) -> str:
         dts = ", ".join(f"{n}: {str(d).replace('torch.', '')}" for n, d in self.tensor_dtypes.items())
         cx = ", ".join(f"{k}={v!r}" for k, v in self.constexprs.items())
-        return f"{self.task.name}({dts}{'; ' + cx if cx else ''})"
+        notes = "".join(f"; {n} on every rank" for n in self.peers) + ("; read by other ranks" if self.publishes else "")
+        return f"{self.task.name}({dts}{'; ' + cx if cx else ''}{notes})"
 
     @property
     def loads(self) -> list[str]:
         """Source lines that unpack this op's pointers and scalars from its argument-table row ``argrow``."""
         lines = []
         for slot, name in enumerate(self.tensor_dtypes):
+            if name in self.peers:  # a table of WORLD addresses, one per rank
+                lines.append(f"{name} = pick(argrow, {slot}, ARGS_WIDTH).to(tl.pointer_type(tl.int64))")
+                continue
             ptr = f"pick(argrow, {slot}, ARGS_WIDTH).to(tl.pointer_type({TRITON_DTYPES[self.tensor_dtypes[name]]}))"
             lines.append(f"{name} = " + (f"tl.multiple_of({ptr}, 16)" if self.aligned[name] else ptr))
         for k, (name, is_float) in enumerate(self.scalars):
@@ -104,9 +125,10 @@ class Variant:
         """Parameters of the standalone kernel: tensors and scalars as ordinary kernel arguments."""
         return ", ".join(self.slots)
 
-    def arg_row(self, op) -> list[int]:
-        """The op's argument-table row: data pointers, ints, and floats as float64 bit patterns."""
-        row = [op.tensors[n].data_ptr() for n in self.tensor_dtypes]
+    def arg_row(self, op, peer_table) -> list[int]:
+        """The op's argument-table row: data pointers (``peer_table(tensor)``, the address of a table of every
+        rank's address, for peer inputs), ints, and floats as float64 bit patterns."""
+        row = [peer_table(op.tensors[n]) if n in self.peers else op.tensors[n].data_ptr() for n in self.tensor_dtypes]
         for name, is_float in self.scalars:
             v = op.plan.scalars[name]
             row.append(int(np.array(float(v), np.float64).view(np.int64)) if is_float else int(v))
@@ -115,16 +137,19 @@ class Variant:
 
 def variants_of(graph) -> tuple[list[Variant], np.ndarray]:
     """Group ops into dispatch variants; returns the variants and each op's variant id."""
+    from megagen.graph.taskgraph import buffer_key
+    peer_read = {buffer_key(op.tensors[n]) for op in graph.ops for n in op.task.peer_inputs}
     variants: dict[tuple, Variant] = {}
     op_variant = np.empty(len(graph.ops), np.int64)
     for op in graph.ops:
         aligned = {n: op.tensors[n].data_ptr() % 16 == 0 for n in op.task.tensor_names}
-        key = op.variant_key + (tuple(aligned.values()),)
+        publishes = any(buffer_key(op.tensors[n]) in peer_read for n in op.task.outputs)
+        key = op.variant_key + (tuple(aligned.values()), publishes)
         if key not in variants:
             _, _, scalar_kinds, constexprs = op.variant_key
             variants[key] = Variant(len(variants), op.task,
                                     {n: op.tensors[n].dtype for n in op.task.tensor_names},
-                                    list(scalar_kinds), dict(constexprs), aligned)
+                                    list(scalar_kinds), dict(constexprs), aligned, publishes)
         op_variant[op.index] = variants[key].id
     return list(variants.values()), op_variant
 
@@ -136,11 +161,13 @@ def render_megakernel(graph, variants, op_variant, layout, schedule, *, interlea
                   dep_begin=L.REC_DEP_BEGIN, dep_end=L.REC_DEP_END, op_counter=L.REC_OP_COUNTER,
                   group_counter=L.REC_GROUP_COUNTER)
     ops = [dict(name=op.name, variant=int(op_variant[op.index]), tiles=op.num_tiles) for op in graph.ops]
+    peer_ids = [v.id for v in variants if v.peers]
+    peer_test = " | ".join(f"(variant == {i})" for i in peer_ids) if peer_ids else "0"
     return _ENV.get_template("megakernel.py.j2").render(
         version=__version__, graph_name=graph.name, num_ops=len(graph.ops), num_tasks=layout.num_tasks,
         num_deps=int(layout.deps.shape[0]), waits_per_task=layout.waits_per_task, scheduler=schedule.scheduler,
         dynamic=schedule.dynamic, interleaved=interleaved, num_ctas=schedule.num_ctas,
-        variants=variants, ops=ops, record=record, profile=profile)
+        variants=variants, ops=ops, record=record, profile=profile, peer_test=peer_test)
 
 
 def render_standalone(variant: Variant) -> str:

@@ -8,10 +8,12 @@ the MegaKernel then runs tiles as soon as those dependencies allow.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from functools import cached_property
 from typing import Any
 
 import networkx as nx
+import numpy as np
 import torch
 
 from megagen.errors import GraphError, TaskDefinitionError
@@ -45,10 +47,16 @@ class Op:
 
 
 class TaskGraph:
-    """A program of ops over tensors; ``compile()`` turns it into one persistent MegaKernel."""
+    """A program of ops over tensors; ``compile()`` turns it into one persistent MegaKernel.
 
-    def __init__(self, name: str = "graph", inputs=()):
+    Under tensor parallelism every rank builds the same graph on its own tensors: ``world``
+    (a ``megagen.world.World``) and ``rank`` say whose graph this is.
+    """
+
+    def __init__(self, name: str = "graph", inputs=(), world=None, rank: int = 0):
         self.name = name
+        self.world = world
+        self.rank = rank
         self.ops: list[Op] = []
         self._inputs: dict[tuple, torch.Tensor] = {}
         self._names: set[str] = set()
@@ -115,6 +123,28 @@ class TaskGraph:
     def op_graph(self) -> nx.DiGraph:
         """Op-level networkx DiGraph; edge attribute ``kinds`` holds the hazards (RAW/WAR/WAW) behind it."""
         return self.dependencies.op_graph
+
+    @property
+    def world_size(self) -> int:
+        return 1 if self.world is None else self.world.size
+
+    def signature(self) -> str:
+        """A digest of the program without its data: ops, tile counts, variants, shapes, regions and which
+        tensors share a buffer. Ranks of one tensor-parallel program have equal signatures."""
+        h = hashlib.sha256()
+        buffers: dict[tuple, int] = {}
+        for op in self.ops:
+            h.update(repr((op.name, op.num_tiles, op.variant_key)).encode())
+            for n, t in op.tensors.items():
+                index = buffers.setdefault(buffer_key(t), len(buffers))
+                h.update(repr((n, tuple(t.shape), t.stride(), index, self.is_input(t))).encode())
+            for regions in (op.plan.reads, op.plan.writes):
+                for n, dims in sorted(regions.items()):
+                    h.update(n.encode())
+                    for d in dims:
+                        for part in ((d.start, d.stop) if isinstance(d, slice) else d):
+                            h.update(np.asarray(part, dtype=np.int64).tobytes() if part is not None else b"-")
+        return h.hexdigest()
 
     def compile(self, scheduler="round_robin", **options):
         """Schedule, generate and load the MegaKernel; see ``megagen.runtime.MegaKernel`` for options."""

@@ -14,6 +14,11 @@ producers' writes. ``SCOPE`` is "gpu" within one GPU and "sys" across ranks.
 ``FENCE`` is off only in the interpreter, which runs programs one after another
 and cannot run inline PTX; there the increments are plain release atomics.
 
+Ranks: every rank runs the same graph with its own counters (``counter_table[rank]``, in
+symmetric memory), so a task has the same id everywhere. A communication task waits for
+its dependencies on every rank (``wait_peer_deps``, system scope), and tiles whose output
+other ranks read release at system scope.
+
 Every value that decides a loop exit is uniform across the CTA (scalar atomics are
 executed once and broadcast; reductions are uniform), so all warps leave a poll loop
 together and the barriers inside it stay paired.
@@ -24,14 +29,22 @@ import triton.language as tl
 # Slots of the int64 control block (one per MegaKernel).
 CONTROL_DONE = tl.constexpr(0)  # CTAs that finished a launch, over all launches: gives the epoch
 CONTROL_ABORT = tl.constexpr(1)  # set by the first wait that gives up; every later wait returns at once
-CONTROL_QUEUE_HEAD = tl.constexpr(2)  # work-queue fetch counter, grows by tasks + CTAs per launch
 CONTROL_ERR_TASK = tl.constexpr(3)  # the task whose wait gave up
 CONTROL_ERR_COUNTER = tl.constexpr(4)  # the counter it waited on
 CONTROL_ERR_SEEN = tl.constexpr(5)  # the counter's value when it gave up
 CONTROL_ERR_NEED = tl.constexpr(6)  # the value it needed
 CONTROL_ERR_CTA = tl.constexpr(7)  # the CTA (or virtual CTA) that gave up
 CONTROL_ERR_EPOCH = tl.constexpr(8)  # the launch (epoch) it happened in
-CONTROL_SIZE = 9
+CONTROL_ERR_RANK = tl.constexpr(9)  # the rank whose task gave up
+CONTROL_ERR_PEER = tl.constexpr(10)  # the rank whose counter it waited on
+CONTROL_QUEUE_HEADS = tl.constexpr(11)  # work-queue fetch counters, one per rank of the launch, from here
+CONTROL_SIZE = 11  # slots before the queue heads
+
+
+@triton.jit
+def rank_counters(counter_table, rank):
+    """Rank ``rank``'s scoreboard counters (its own, or a peer's mapped into this address space)."""
+    return tl.load(counter_table + rank).to(tl.pointer_type(tl.int64))
 
 
 @triton.jit
@@ -49,9 +62,10 @@ def finish_launch(control):
 
 
 @triton.jit
-def fetch_task(control, base):
-    """Work-queue fetch: the next position in the global order (may be past the end)."""
-    return tl.atomic_add(control + CONTROL_QUEUE_HEAD, 1, sem="relaxed", scope="gpu") - base
+def fetch_task(control, local, base):
+    """Work-queue fetch: the next position in the global order of the launch's rank ``local`` (may be past the
+    end); the counter grows by tasks + CTAs per launch."""
+    return tl.atomic_add(control + CONTROL_QUEUE_HEADS + local, 1, sem="relaxed", scope="gpu") - base
 
 
 @triton.jit
@@ -89,7 +103,7 @@ def aborted_flag(control):
 
 
 @triton.jit
-def _record_stall(control, task, counter, seen, need, cta, epoch):
+def _record_stall(control, task, counter, seen, need, cta, epoch, rank, peer):
     """The first CTA to give up writes what it was waiting for, then raises the abort flag."""
     none = tl.full((), -1, tl.int64)
     first = tl.atomic_cas(control + CONTROL_ERR_TASK, none, task.to(tl.int64), sem="relaxed", scope="gpu") == none
@@ -99,13 +113,16 @@ def _record_stall(control, task, counter, seen, need, cta, epoch):
         tl.store(control + CONTROL_ERR_NEED, need)
         tl.store(control + CONTROL_ERR_CTA, cta)
         tl.store(control + CONTROL_ERR_EPOCH, epoch)
+        tl.store(control + CONTROL_ERR_RANK, rank)
+        tl.store(control + CONTROL_ERR_PEER, peer)
     tl.atomic_xchg(control + CONTROL_ABORT, 1, sem="release", scope="gpu")
 
 
 @triton.jit
-def wait_deps(deps, counters, control, dep0, dep_begin, dep_end, epoch, task, cta,
+def wait_deps(deps, counters, control, dep0, dep_begin, dep_end, epoch, task, cta, rank, peer,
               SCOPE: tl.constexpr, DEP_BLOCK: tl.constexpr, MAX_SPINS: tl.constexpr):
-    """Spin until the task's dependencies are satisfied; 0 if it gave up (stall recorded) or the run aborted.
+    """Spin until the task's dependencies are satisfied in ``counters`` (rank ``peer``'s); 0 if it gave up
+    (stall recorded) or the run aborted.
 
     The entry inlined in the record (dep0) is polled first, then the list in blocks of
     DEP_BLOCK. Each poll loop runs at most MAX_SPINS times, so a dependency that never
@@ -126,7 +143,7 @@ def wait_deps(deps, counters, control, dep0, dep_begin, dep_end, epoch, task, ct
             spins += 1
         if seen < need:
             if aborted == 0:
-                _record_stall(control, task, counter, seen, need, cta, epoch)
+                _record_stall(control, task, counter, seen, need, cta, epoch, rank, peer)
             ok = 0
     for b in range(dep_begin, dep_end, DEP_BLOCK):
         offs = b + tl.arange(0, DEP_BLOCK)
@@ -144,7 +161,61 @@ def wait_deps(deps, counters, control, dep0, dep_begin, dep_end, epoch, task, ct
                 pick = tl.arange(0, DEP_BLOCK) == k
                 _record_stall(control, task, tl.sum(tl.where(pick, idx, 0), axis=0),
                               tl.sum(tl.where(pick, seen, 0), axis=0), tl.sum(tl.where(pick, need, 0), axis=0),
-                              cta, epoch)
+                              cta, epoch, rank, peer)
+            ok = 0
+    tl.debug_barrier()
+    return ok
+
+
+@triton.jit
+def _peer_missing(bases, idx, need, valid, WORLD: tl.constexpr, PEERS: tl.constexpr):
+    """[PEERS, n] lanes: 1 where rank p's counter idx[k] (``bases[p]`` + 8 idx[k]) is below need[k]; also the
+    values seen. All of it is one atomic read at system scope with acquire semantics."""
+    p = tl.arange(0, PEERS)
+    m = (p[:, None] < WORLD) & valid[None, :]
+    ptrs = (bases[:, None] + idx[None, :] * 8).to(tl.pointer_type(tl.int64))
+    seen = tl.atomic_add(ptrs, 0, mask=m, sem="acquire", scope="sys")
+    return tl.where(m & (seen < need[None, :]), 1, 0), seen
+
+
+@triton.jit
+def wait_peer_deps(deps, counter_table, control, dep0, dep_begin, dep_end, epoch, task, cta, rank,
+                   DEP_BLOCK: tl.constexpr, MAX_SPINS: tl.constexpr, WORLD: tl.constexpr, PEERS: tl.constexpr):
+    """A communication task's wait: its dependencies on every rank, polled at system scope.
+
+    Every rank's counters are read at once (one [PEERS, DEP_BLOCK] poll), so a wait costs one
+    round trip over NVLink, not one per rank. Block -1 holds the inlined entry (dep0) in lane 0,
+    the blocks after it the list. Bounded by MAX_SPINS polls per block, as ``wait_deps``.
+    """
+    p = tl.arange(0, PEERS)
+    bases = tl.load(counter_table + p, mask=p < WORLD, other=0)
+    lane = tl.arange(0, DEP_BLOCK)
+    aborted = tl.full((), 0, tl.int64)
+    ok = 1
+    for b in range(-1, tl.cdiv(dep_end - dep_begin, DEP_BLOCK)):
+        offs = dep_begin + b * DEP_BLOCK + lane
+        listed = (b >= 0) & (offs < dep_end)
+        inline = (b < 0) & (lane == 0) & (dep0 >= 0)
+        idx = tl.where(inline, dep0 & 0xFFFFFFFF, tl.load(deps + 2 * offs, mask=listed, other=0))
+        need = tl.where(inline, dep0 >> 32, tl.load(deps + 2 * offs + 1, mask=listed, other=0)) * epoch
+        valid = inline | listed
+        lanes, seen = _peer_missing(bases, idx, need, valid, WORLD, PEERS)
+        missing = tl.sum(tl.sum(lanes, axis=1), axis=0)
+        spins = 0
+        while (missing > 0) & (aborted == 0) & (spins < MAX_SPINS):
+            lanes, seen = _peer_missing(bases, idx, need, valid, WORLD, PEERS)
+            missing = tl.sum(tl.sum(lanes, axis=1), axis=0)
+            aborted = aborted_flag(control)
+            spins += 1
+        if missing > 0:
+            if aborted == 0:
+                k = tl.argmax(tl.max(lanes, axis=0), axis=0)  # an entry some rank has not reached
+                column = lane[None, :] == k
+                peer = tl.argmax(tl.sum(tl.where(column, lanes, 0), axis=1), axis=0)
+                at = column & (p[:, None] == peer)
+                _record_stall(control, task, tl.sum(tl.where(lane == k, idx, 0), axis=0),
+                              tl.sum(tl.sum(tl.where(at, seen, 0), axis=1), axis=0),
+                              tl.sum(tl.where(lane == k, need, 0), axis=0), cta, epoch, rank, peer)
             ok = 0
     tl.debug_barrier()
     return ok
@@ -182,6 +253,6 @@ def release_tile(counters, task, op_counter, group_counter, SCOPE: tl.constexpr,
 
 
 @triton.jit
-def record_no_progress(control, task, cta, epoch):
+def record_no_progress(control, task, cta, rank, epoch):
     """Interleaved driver: a full sweep over the virtual CTAs ran nothing, so the schedule is stuck."""
-    _record_stall(control, task, -1, 0, 0, cta, epoch)
+    _record_stall(control, task, -1, 0, 0, cta, epoch, rank, rank)

@@ -9,8 +9,15 @@ plan must name every element a tile touches (a superset is safe but serialises).
 
 Tile functions bind their arguments by name: each parameter of the ``@triton.jit``
 function must be a tensor name (it receives a typed pointer), a scalar or a
-constexpr from the plan, ``tile`` (the tile index), or, for the main function of
-a task with a ``prefetch`` part, ``prefetched`` (what ``prefetch`` returned).
+constexpr from the plan, ``tile`` (the tile index), ``rank`` and ``WORLD`` (this
+rank and the constexpr number of ranks, for tensor parallelism), or, for the main
+function of a task with a ``prefetch`` part, ``prefetched`` (what ``prefetch`` returned).
+
+Communication tasks name *peer inputs*: tensors the tile reads on every rank. All ranks
+run the same graph, so every rank holds its own copy of such a tensor (allocated with
+``World.symmetric``); the tile function receives, instead of a pointer, a pointer to an
+int64 table of the ``WORLD`` copies' addresses (``megagen.tasks.comm.peer_pointer``), and
+the tile waits for its dependencies on every rank, not only on its own.
 
 A task may also give a *reference*: a plain PyTorch function performing one tile's writes
 in place, with parameters bound by name the same way (tensors arrive as torch tensors, and
@@ -40,7 +47,10 @@ _RESERVED = {"tile", "prefetched", "task", "rec", "argrow", "variant", "dep0", "
              "run_task", "wait_deps", "release_tile", "deps_ready", "fetch_task", "launch_epoch", "finish_launch",
              "record_no_progress", "tl", "triton", "REC_VARIANT", "REC_TILE", "REC_ARGS", "REC_DEP0",
              "REC_DEP_BEGIN", "REC_DEP_END", "REC_OP_COUNTER", "REC_GROUP_COUNTER",
-             "profile", "CLOCK", "t_start", "t_wait_done", "profile_clock", "profile_task"}
+             "profile", "CLOCK", "t_start", "t_wait_done", "profile_clock", "profile_task", "rank", "WORLD",
+             "counter_table", "wait_peer_deps", "peer_task", "rank_counters", "PEERS"}
+# Names a tile function (or reference) may take besides its tensors and plan values, bound by the driver.
+DRIVER_VALUES = ("tile", "rank", "WORLD")
 
 # Dtypes a tile function can receive pointers to, with their Triton names.
 TRITON_DTYPES = {
@@ -105,8 +115,13 @@ class TaskType:
     plan: Callable[..., TilePlan]
     prefetch: Any = None
     reference: Callable[..., None] | None = None
+    peer_inputs: tuple[str, ...] = ()
 
     def __post_init__(self):
+        stray = [n for n in self.peer_inputs if n not in self.inputs]
+        if stray:
+            raise TaskDefinitionError(f"task '{self.name}': peer_inputs {stray} are not among its inputs "
+                                      f"{self.inputs}")
         tensors = set(self.inputs) | set(self.outputs)
         if len(tensors) != len(self.inputs) + len(self.outputs):
             raise TaskDefinitionError(
@@ -183,14 +198,15 @@ class TaskType:
         clash = (set(plan.scalars) | set(plan.constexprs)) & _RESERVED
         if clash:
             raise TaskDefinitionError(f"task '{self.name}': plan value names {sorted(clash)} are reserved; rename them")
-        known = set(self.tensor_names) | set(plan.scalars) | set(plan.constexprs) | {"tile"}
+        known = set(self.tensor_names) | set(plan.scalars) | set(plan.constexprs) | set(DRIVER_VALUES)
         for fn in (self.fn, self.prefetch, self.reference):
             if fn is None:
                 continue
             prefetched = fn is not self.reference  # a reference gets no 'prefetched'
             unknown = [a for a in param_names(fn) if a not in known and not (prefetched and a == "prefetched")]
             if unknown:
-                allowed = "plan constexprs, 'tile' nor 'prefetched'" if prefetched else "plan constexprs nor 'tile'"
+                allowed = ("plan constexprs, 'tile', 'rank', 'WORLD' nor 'prefetched'" if prefetched
+                           else "plan constexprs, 'tile', 'rank' nor 'WORLD'")
                 raise TaskDefinitionError(
                     f"task '{self.name}': {fn.__name__} takes {unknown}, which are neither tensors, plan scalars, "
                     f"{allowed}")
@@ -206,7 +222,8 @@ _REGISTRY: dict[str, TaskType] = {}
 
 
 def register_task(name: str, fn, *, inputs: Sequence[str], outputs: Sequence[str],
-                  plan: Callable[..., TilePlan], prefetch=None, reference=None) -> TaskType:
+                  plan: Callable[..., TilePlan], prefetch=None, reference=None,
+                  peer_inputs: Sequence[str] = ()) -> TaskType:
     """Turn a ``@triton.jit`` tile function into a task type.
 
     ``plan(**tensors, **params) -> TilePlan`` describes one op of this type.
@@ -214,13 +231,16 @@ def register_task(name: str, fn, *, inputs: Sequence[str], outputs: Sequence[str
     waits on its dependencies; it may only load data no other task writes
     (weights), and its return value reaches the tile function as ``prefetched``.
     ``reference``, if given, is a plain PyTorch function doing one tile's writes in
-    place (arguments bound by name like the tile function's), for ``megagen.reference``.
+    place (arguments bound by name like the tile function's), for ``megagen.reference``;
+    it receives a peer input as the list of every rank's copy.
+    ``peer_inputs``: inputs the tile reads on every rank (communication tasks, see above).
     """
     if not name or not name.isidentifier():
         raise TaskDefinitionError(f"task name {name!r} must be a Python identifier")
-    task = TaskType(name, fn, tuple(inputs), tuple(outputs), plan, prefetch, reference)
+    task = TaskType(name, fn, tuple(inputs), tuple(outputs), plan, prefetch, reference, tuple(peer_inputs))
     old = _REGISTRY.get(name)
-    if old is not None and (old.fn.fn is not fn.fn or old.plan is not plan or old.reference is not reference):
+    if old is not None and (old.fn.fn is not fn.fn or old.plan is not plan or old.reference is not reference
+                            or old.peer_inputs != task.peer_inputs):
         raise TaskDefinitionError(f"a different task named '{name}' is already registered; choose another name")
     _REGISTRY[name] = task
     return task

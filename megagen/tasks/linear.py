@@ -7,7 +7,8 @@ One tile function serves every variant; what differs is how ``x`` is formed as i
 - ``rmsnorm_gemv`` (and ``rmsnorm_gemv_bias``): RMSNorm of x fused in; each tile computes the
   row's RMS itself (one extra pass over x, from L2), which saves a whole dependency phase.
 - ``gemv_residual``: a residual stream is added by the first K chunk.
-- ``silu_mul_gemv_residual``: x = silu(x) * x2 (gate and up projections), plus a residual.
+- ``silu_mul_gemv`` (and ``silu_mul_gemv_residual``): x = silu(x) * x2 (gate and up projections)
+  (plus a residual).
 
 Shapes: ``x`` is ``[K]``, ``[P, K]`` or ``[P, B, K]`` (P partial sums that are added as
 they are loaded, B batch rows); ``y`` is ``[N]``, ``[S, N]`` or ``[S, B, N]``. With S > 1
@@ -243,4 +244,5 @@ gemv = _register("gemv", ("w", "x"))
 rmsnorm_gemv = _register("rmsnorm_gemv", ("w", "x", "norm_w"))
 rmsnorm_gemv_bias = _register("rmsnorm_gemv_bias", ("w", "x", "norm_w", "bias"))
 gemv_residual = _register("gemv_residual", ("w", "x", "residual"))
+silu_mul_gemv = _register("silu_mul_gemv", ("w", "x", "x2"))
 silu_mul_gemv_residual = _register("silu_mul_gemv_residual", ("w", "x", "x2", "residual"))

@@ -1,10 +1,18 @@
 """Built-in tasks at the ends of a decode step: token embedding, and greedy sampling (argmax over the
-vocabulary in two stages, then the next token and the position advance written on the device)."""
+vocabulary in two stages, then the next token and the position advance written on the device).
+
+Under tensor parallelism each rank holds a slice of the vocabulary: ``argmax_partial`` finds
+the best of each block of its slice (``offset``: the slice's first token id; ``valid``: its
+real columns), and ``greedy_pick`` reads every rank's block results (a peer input) and picks
+the best, so all ranks write the same next token.
+"""
+import torch
 import triton
 import triton.language as tl
 
 from megagen.errors import TaskDefinitionError
 from megagen.tasks.base import ALL, TilePlan, cdiv, register_task, tile_arange
+from megagen.tasks.comm import peer_pointer
 
 
 @triton.jit
@@ -41,22 +49,26 @@ def _embedding_plan(tokens, table, out, BLOCK=1024):
 
 
 @triton.jit
-def argmax_partial_tile(logits, value, index, tile, B, V: tl.constexpr, BLOCK: tl.constexpr, BLOCKS: tl.constexpr):
+def argmax_partial_tile(logits, value, index, tile, B, offset, valid, V: tl.constexpr, BLOCK: tl.constexpr,
+                        BLOCKS: tl.constexpr):
     b = tile // BLOCKS
     j = tile % BLOCKS
     cols = j * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(logits + b * V + cols, mask=cols < V, other=float("-inf")).to(tl.float32)
+    x = tl.load(logits + b * V + cols, mask=cols < valid, other=float("-inf")).to(tl.float32)
     best, where = tl.max(x, axis=0, return_indices=True, return_indices_tie_break_left=True)
     tl.store(value + tile, best)
-    tl.store(index + tile, (j * BLOCK + where).to(tl.int64))
+    tl.store(index + tile, offset + (j * BLOCK + where).to(tl.int64))
 
 
-def argmax_partial_reference(logits, value, index, tile, BLOCK, BLOCKS):
+def argmax_partial_reference(logits, value, index, tile, offset, valid, BLOCK, BLOCKS):
     b, j = divmod(tile, BLOCKS)
-    x = logits[0, b, j * BLOCK:(j + 1) * BLOCK].float()
+    x = logits[0, b, j * BLOCK:min((j + 1) * BLOCK, valid)].float()
+    if x.numel() == 0:  # a block of padding only
+        value[b, j], index[b, j] = float("-inf"), offset + j * BLOCK
+        return
     where = x.argmax()  # the first maximum, as return_indices_tie_break_left
     value[b, j] = x[where]
-    index[b, j] = j * BLOCK + where
+    index[b, j] = offset + j * BLOCK + where
 
 
 def argmax_blocks(vocab: int, BLOCK: int = 4096) -> tuple[int, int]:
@@ -65,7 +77,7 @@ def argmax_blocks(vocab: int, BLOCK: int = 4096) -> tuple[int, int]:
     return block, cdiv(vocab, block)
 
 
-def _argmax_plan(logits, value, index, BLOCK=4096):
+def _argmax_plan(logits, value, index, offset=0, valid=None, BLOCK=4096):
     if logits.dim() != 3 or logits.shape[0] != 1 or not logits.is_contiguous():
         raise TaskDefinitionError(f"argmax_partial: logits must be a contiguous [1, B, V] tensor, "
                                   f"got {tuple(logits.shape)}")
@@ -73,25 +85,38 @@ def _argmax_plan(logits, value, index, BLOCK=4096):
     BLOCK, blocks = argmax_blocks(vocab, BLOCK)
     if tuple(value.shape) != (batch, blocks) or tuple(index.shape) != (batch, blocks):
         raise TaskDefinitionError(f"argmax_partial: value and index must be [B, blocks] = {(batch, blocks)}")
+    valid = vocab if valid is None else valid
+    if not 0 <= valid <= vocab:  # 0: a rank whose slice is all padding (tiny vocabularies)
+        raise TaskDefinitionError(f"argmax_partial: valid must be in 0..{vocab} (the logits' width), got {valid}")
     t = tile_arange(batch * blocks)
     b, j = t // blocks, t % blocks
     return TilePlan(t.size, reads={"logits": ((0, 1), (b, 1), (j * BLOCK, BLOCK))},
                     writes={"value": ((b, 1), (j, 1)), "index": ((b, 1), (j, 1))},
-                    scalars={"B": batch}, constexprs={"V": vocab, "BLOCK": BLOCK, "BLOCKS": blocks}, cost=0.5)
+                    scalars={"B": batch, "offset": int(offset), "valid": int(valid)},
+                    constexprs={"V": vocab, "BLOCK": BLOCK, "BLOCKS": blocks}, cost=0.5)
 
 
 @triton.jit
-def greedy_pick_tile(value, index, tokens, pos, tile, BLOCKS: tl.constexpr, BLOCKS_PAD: tl.constexpr):
+def greedy_pick_tile(value, index, tokens, pos, tile, BLOCKS: tl.constexpr, BLOCKS_PAD: tl.constexpr,
+                     WORLD: tl.constexpr):
     j = tl.arange(0, BLOCKS_PAD)
-    v = tl.load(value + tile * BLOCKS + j, mask=j < BLOCKS, other=float("-inf"))
-    best = tl.max(v, axis=0)
-    first = tl.min(tl.where(v == best, j, BLOCKS), axis=0)  # ties go to the lowest token id, as torch.argmax
-    tl.store(tokens + tile, tl.load(index + tile * BLOCKS + first))
+    best = float("-inf")
+    token = tl.zeros((), tl.int64)
+    for peer in tl.static_range(WORLD):  # ranks hold ascending slices of the vocabulary
+        v = tl.load(peer_pointer(value, peer, tl.float32) + tile * BLOCKS + j, mask=j < BLOCKS, other=float("-inf"))
+        top = tl.max(v, axis=0)
+        first = tl.min(tl.where(v == top, j, BLOCKS), axis=0)  # ties go to the lowest token id, as torch.argmax
+        candidate = tl.load(peer_pointer(index, peer, tl.int64) + tile * BLOCKS + first)
+        take = (top > best) | (peer == 0)
+        token = tl.where(take, candidate, token)
+        best = tl.where(take, top, best)
+    tl.store(tokens + tile, token)
     tl.store(pos + tile, tl.load(pos + tile) + 1)
 
 
 def greedy_pick_reference(value, index, tokens, pos, tile):
-    tokens[tile] = index[tile, value[tile].argmax()]
+    values, indices = torch.cat([v[tile] for v in value]), torch.cat([i[tile] for i in index])
+    tokens[tile] = indices[values.argmax()]
     pos[tile] += 1
 
 
@@ -111,4 +136,4 @@ embedding = register_task("embedding", embedding_tile, inputs=("tokens", "table"
 argmax_partial = register_task("argmax_partial", argmax_partial_tile, inputs=("logits",), outputs=("value", "index"),
                                plan=_argmax_plan, reference=argmax_partial_reference)
 greedy_pick = register_task("greedy_pick", greedy_pick_tile, inputs=("value", "index"), outputs=("tokens", "pos"),
-                            plan=_pick_plan, reference=greedy_pick_reference)
+                            plan=_pick_plan, reference=greedy_pick_reference, peer_inputs=("value", "index"))
