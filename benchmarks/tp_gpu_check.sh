@@ -5,6 +5,7 @@
 #   STAGE=ref    : MODEL at tp=1, saving its tokens and logits as the reference
 #   STAGE=tp     : MODEL at each of TPS, compared with the reference, timed against torch TP + NCCL (+ CUDA graph);
 #                  the last of TPS also profiled
+#   STAGE=sweep  : MODEL at the last of TPS under the defaults and under each of SWEEP's arguments (timing only)
 #   STAGE=pytest : the test suite on the GPU (benchmarks/gpu_check.sh without its microbenchmarks)
 # Usage (repo root, .whl/ holding nvshmem4py-cu13): OUT=dir STAGES="sanity ref tp" TPS="2 4" bash benchmarks/tp_gpu_check.sh
 # Results go to $OUT, step logs to $LOGS (printed when a step fails).
@@ -54,6 +55,12 @@ for stage in $STAGES; do
       for tp in $TPS; do
         run "tp$tp" 420 torchrun --nproc-per-node "$tp" -m megagen.bench_tp --model "$MODEL" --reference "$REF" \
             --out "$OUT" $([ "$tp" = "$last" ] && echo --profile)
+      done ;;
+    sweep)
+      tp=${TPS##* }
+      for arg in defaults ${SWEEP:-}; do
+        run "sweep_tp${tp}_${arg//[^a-z0-9_]/}" 240 torchrun --nproc-per-node "$tp" -m megagen.bench_tp \
+            --model "$MODEL" --new-tokens 8 --baselines --out "$OUT" $([ "$arg" != defaults ] && echo "$arg")
       done ;;
     pytest)
       SKIP_BENCH=1 OUT="$OUT" TEST_TIMEOUT=280 bash benchmarks/gpu_check.sh | tail -8 ;;

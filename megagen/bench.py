@@ -296,8 +296,13 @@ def parse_args(argv):
     ap.add_argument("--combine", nargs="+", metavar="BENCH_JSON",
                     help="merge earlier bench.json files (one GPU kind) into one report in --out; runs nothing")
     args = ap.parse_args(argv)
-    args.options = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in (o.split("=", 1) for o in args.option)}
+    args.options = build_options(args.option)
     return args
+
+
+def build_options(pairs: list[str]) -> dict:
+    """``--option key=value`` arguments as megagen.build keyword arguments (integers where they are)."""
+    return {k: int(v) if v.lstrip("-").isdigit() else v for k, v in (o.split("=", 1) for o in pairs)}
 
 
 def main(argv=None) -> int:

@@ -13,8 +13,9 @@ Every rank builds the same random-weight model (seeded, checked equal across ran
    (dynamic cache) and with a static cache replayed from a CUDA graph. CUDA-event timed on every
    rank, the context reset before each step, median / min / max of ``--steps`` after warm-up;
    the reported figure is rank 0's (the ranks wait for each other every step).
-Rank 0 writes bench_tp{N}.json (GPU, driver, versions, date, command) into ``--out``; with
-``--profile``, also rank 0's timeline of one step (profile_tp{N}.txt / .png).
+Rank 0 writes bench_tp{N}.json (GPU, driver, versions, date, command; ``--option`` build options and a
+non-default ``--allreduce`` in the name) into ``--out``; with ``--profile``, also rank 0's timeline of
+one step (profile_tp{N}.txt / .png).
 """
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ import torch
 
 import megagen
 import models
-from megagen.bench import _driver, copy_bandwidth, hf_eager, hf_static, measure, step_bytes, summarize
+from megagen.bench import (_driver, build_options, copy_bandwidth, hf_eager, hf_static, measure, step_bytes,
+                           summarize)
 from megagen.world import _bounded
 
 
@@ -47,8 +49,11 @@ def parse_args(argv):
     ap.add_argument("--save-reference", help="save this run's tokens and logits here (run it at tp=1)")
     ap.add_argument("--baselines", nargs="*", default=["torch_tp_eager", "torch_tp_cuda_graph"])
     ap.add_argument("--profile", action="store_true", help="record one step's timeline on every rank")
+    ap.add_argument("--option", action="append", default=[], help="a megagen.build option, e.g. block_n=8")
     ap.add_argument("--out", default="bench_tp_out")
-    return ap.parse_args(argv)
+    args = ap.parse_args(argv)
+    args.options = build_options(args.option)
+    return args
 
 
 def compare(got_tokens, got_logits, ref_tokens, ref_logits) -> dict:
@@ -92,7 +97,7 @@ def teacher_forced(runner, prompt, ref_tokens, ref_logits) -> dict:
 def profile_step(model, world, args, prompt, out: Path, rank: int) -> None:
     """One profiled step on every rank (a second runner on the same world); rank 0 writes its timeline."""
     runner = megagen.build(model, tp=world.size, world=world, max_seq_len=args.context + args.new_tokens + 16,
-                           allreduce=args.allreduce, profile=True)
+                           allreduce=args.allreduce, profile=True, **args.options)
     kernel = runner.kernel(1)
     runner.prefill(prompt)
     measure(lambda: kernel.run(check=False), 5, 5, lambda: [st.pos[:1].fill_(args.context) for st in runner.states])
@@ -139,7 +144,7 @@ def main(argv=None) -> int:
                           "python -m megagen.bench_tp ") + " ".join(sys.argv[1:] if argv is None else argv),
               "torch": torch.__version__, "triton": __import__("triton").__version__,
               "transformers": __import__("transformers").__version__, "megagen": megagen.__version__,
-              "context": args.context, "batch": 1, "systems": {}}
+              "context": args.context, "batch": 1, "options": args.options, "systems": {}}
     bandwidth = copy_bandwidth(device, True)
     report["copy_bandwidth_GBps"] = bandwidth / 1e9
     report["bytes_per_step"] = step_bytes(model, args.context, 1)
@@ -148,7 +153,7 @@ def main(argv=None) -> int:
     with torch.no_grad():
         t0 = time.perf_counter()
         runner = megagen.build(model, tp=tp, max_seq_len=args.context + args.new_tokens + 16,
-                               allreduce=args.allreduce)
+                               allreduce=args.allreduce, **args.options)
         report["build_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         tokens, logits = runner.generate(prompt, args.new_tokens, return_logits=True)
@@ -185,7 +190,9 @@ def main(argv=None) -> int:
     if rank == 0:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        path = out / f"bench_tp{tp}.json"
+        tag = "".join(f"_{k}{v}" for k, v in sorted({**args.options, "allreduce": args.allreduce}.items())
+                      if (k, v) != ("allreduce", "auto"))
+        path = out / f"bench_tp{tp}{tag}.json"
         path.write_text(json.dumps(report, indent=2))
         print(json.dumps(report, indent=2))
         print(f"wrote {path}")

@@ -19,6 +19,9 @@ _PLAIN_GREEDY = {"repetition_penalty": (None, 1.0), "no_repeat_ngram_size": (Non
                  "sequence_bias": (None,), "encoder_repetition_penalty": (None, 1.0)}
 DEFAULT_MAX_SEQ_LEN = 4096
 CTAS_PER_SM = 2
+# GEMV row block from tp=4 on: 8 rows measured 17% faster than 16 for Qwen3-8B at tp=4 on H200s, and slower
+# at tp=1 and 2 (BENCHMARKS.md, tensor parallelism)
+TP_BLOCK_N = 8
 
 
 class Runner:
@@ -213,7 +216,8 @@ def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, ma
     "two_shot" (``megagen.tasks.comm``).
     ``scheduler``: "round_robin" (default), "zigzag", "work_queue" or a Scheduler. ``max_seq_len``:
     KV-cache length (default: the model's max_position_embeddings, at most 4096). Tiling options:
-    ``block_n`` / ``block_k`` (GEMV tiles), ``attention_block`` (positions per attention step),
+    ``block_n`` / ``block_k`` (GEMV tiles: 16 rows, 8 from tp=4 on; 512 columns), ``attention_block``
+    (positions per attention step),
     ``max_attention_splits``. Other keyword arguments go to MegaKernel (num_ctas, num_warps,
     profile, ...). Errors are raised before anything compiles or any rank starts.
     """
@@ -238,9 +242,11 @@ def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, ma
     num_ctas = kernel_options.pop("num_ctas", None)
     if num_ctas is None:  # two CTAs per SM keep twice the weight bytes in flight (measured faster, BENCHMARKS.md)
         num_ctas = INTERPRETER_VIRTUAL_CTAS if interpreting() else CTAS_PER_SM * num_sms(device)
-    tiling = Tiling(num_ctas, **{k: kernel_options.pop(k) for k in ("block_n", "block_k", "attention_block",
-                                                                     "max_attention_splits")
-                                 if k in kernel_options})
+    tiles = {k: kernel_options.pop(k) for k in ("block_n", "block_k", "attention_block", "max_attention_splits")
+             if k in kernel_options}
+    if tp >= 4:  # a rank's projections are small: shorter row blocks give every CTA work (BENCHMARKS.md)
+        tiles.setdefault("block_n", TP_BLOCK_N)
+    tiling = Tiling(num_ctas, **tiles)
     owned = not isinstance(world, World)
     world = make_world(tp, world, device)
     try:
