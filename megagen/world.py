@@ -38,19 +38,12 @@ class World:
     def __init__(self):
         self._symmetric: dict[int, list[torch.Tensor]] = {r: [] for r in self.ranks}
 
-    @property
-    def emulated(self) -> bool:
-        return len(self.ranks) == self.size and self.size > 1
-
     def symmetric(self, rank: int, shape, dtype: torch.dtype) -> torch.Tensor:
         """Rank ``rank``'s copy of a buffer every rank allocates, in the same order; zero-filled."""
         t = self._allocate(tuple(shape), dtype)
         t.zero_()
         self._symmetric[rank].append(t)
         return t
-
-    def is_symmetric(self, rank: int, t: torch.Tensor) -> bool:
-        return self._find(rank, t) is not None
 
     def peer_addresses(self, rank: int, t: torch.Tensor) -> list[int]:
         """The address of ``t`` (a view of one of ``rank``'s symmetric buffers) on every rank."""
@@ -62,14 +55,6 @@ class World:
                                "with World.symmetric(); allocate buffers that communication tasks read there")
         index, offset = found
         return [address + offset for address in self._peer_bases(rank, index)]
-
-    def peer_tensors(self, rank: int, t: torch.Tensor) -> list[torch.Tensor]:
-        """Every rank's copy of ``t`` as tensors (emulated worlds only: for references and host reads)."""
-        if len(self.ranks) != self.size:
-            raise MegagenError("peer tensors are only reachable as tensors when every rank runs in this process")
-        index, offset = self._find(rank, t)
-        return [self._symmetric[p][index].as_strided(t.shape, t.stride(), offset // t.element_size())
-                for p in range(self.size)]
 
     def _find(self, rank: int, t: torch.Tensor):
         storage = t.untyped_storage().data_ptr()
@@ -144,8 +129,9 @@ class NvshmemWorld(World):
     """One rank of a torchrun job; symmetric buffers in NVSHMEM memory (nvshmem4py), peers over NVLink.
 
     Uses the default torch.distributed process group (creating one if there is none) to share
-    NVSHMEM's unique id. ``close()`` (also run at exit) tears NVSHMEM and the process group down,
-    each step bounded by ``TEARDOWN_TIMEOUT_S``: a shutdown never hangs.
+    NVSHMEM's unique id. ``close()`` (also run at exit) tears NVSHMEM down, and the process group if
+    megagen created it, each step bounded by ``TEARDOWN_TIMEOUT_S``: a shutdown never hangs. NVSHMEM's
+    teardown needs the rank's GPU current in the thread that runs it (without, it aborts the process).
     """
 
     def __init__(self, size: int):
@@ -155,6 +141,10 @@ class NvshmemWorld(World):
             raise MegagenError(f"tp={size} runs one process per GPU: start the script with "
                                f"`torchrun --nproc-per-node {size} script.py`, or pass world='emulated' to run "
                                "every rank in this process (CPU tests, debugging)")
+        job_size = dist.get_world_size() if dist.is_initialized() else int(env_size)
+        if job_size != size:
+            raise MegagenError(f"tp={size} but the job has {job_size} processes; start it with "
+                               f"`torchrun --nproc-per-node {size}`")
         try:
             import nvshmem.core as nvshmem
             from cuda.core import Device
@@ -166,9 +156,6 @@ class NvshmemWorld(World):
         self._owns_group = not dist.is_initialized()
         if self._owns_group:
             dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
-        if dist.get_world_size() != size:
-            raise MegagenError(f"tp={size} but the job has {dist.get_world_size()} processes; start it with "
-                               f"`torchrun --nproc-per-node {size}`")
         self.size = size
         self.rank = dist.get_rank()
         self.ranks = (self.rank,)
@@ -186,6 +173,8 @@ class NvshmemWorld(World):
         try:
             nvshmem.init(device=device, uid=uid, rank=self.rank, nranks=size, initializer_method="uid")
         except Exception as e:
+            if self._owns_group:  # leave nothing half-started behind
+                _bounded(dist.destroy_process_group, "destroying the process group")
             raise MegagenError(f"NVSHMEM failed to start on rank {self.rank} ({e}); check that "
                                "nvidia-nvshmem-cu13 matches nvshmem4py-cu13") from e
         self._closed = False

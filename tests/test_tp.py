@@ -147,8 +147,10 @@ def test_tp_errors_come_before_anything_runs(monkeypatch):
     monkeypatch.delenv("WORLD_SIZE", raising=False)
     with pytest.raises(MegagenError, match="torchrun --nproc-per-node 2"):
         NvshmemWorld(2)
+    monkeypatch.setenv("WORLD_SIZE", "4")
+    with pytest.raises(MegagenError, match="tp=2 but the job has 4 processes"):
+        NvshmemWorld(2)
     monkeypatch.setenv("WORLD_SIZE", "2")
-    pytest.importorskip("torch.distributed")
     try:
         import nvshmem.core  # noqa: F401
     except ImportError:
