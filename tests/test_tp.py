@@ -16,7 +16,7 @@ from megagen.backend import default_device
 from megagen.errors import DeadlockError, MegagenError
 from megagen.graph import TaskGraph
 from megagen.scoreboard.layout import REC_DEP0
-from megagen.tasks.comm import allreduce_ops
+from megagen.tasks.comm import allreduce_ops, barrier
 from megagen.world import EmulatedWorld, NvshmemWorld, make_world
 from test_models import INIT, MAX_SEQ_LEN, check_against_hf, prompt
 
@@ -102,6 +102,28 @@ def test_allreduce_sums_every_rank_in_one_order(mode):
         torch.testing.assert_close(out[0], want, rtol=1e-6, atol=1e-5)
 
 
+def test_barrier_waits_for_every_rank():
+    """A barrier after each rank's write of a symmetric tensor: one tile, waiting on every rank's producers."""
+    world = EmulatedWorld(3, DEVICE)
+    graphs, dones = [], []
+    for rank in world.ranks:
+        g = TaskGraph(f"barrier_rank{rank}", world=world, rank=rank)
+        x = torch.full((64,), float(rank + 1), device=DEVICE)
+        after = world.symmetric(rank, (64,), torch.float32)
+        done = torch.zeros(1, dtype=torch.int64, device=DEVICE)
+        g.input(x)
+        g.add(megagen.tasks.scale, name="write", x=x, out=after, alpha=2.0, BLOCK=16)
+        g.add(barrier, name="barrier", after=after, done=done)
+        graphs.append(g), dones.append(done)
+    kernel = megagen.MegaKernel(graphs, world=world, num_ctas=2)
+    kernel.run()
+    assert all(int(d) == 1 for d in dones)
+    # its one tile waits for all four tiles of "write" (one counter), on every rank
+    barrier_task = kernel.dag.num_tasks - 1
+    assert len(kernel.dag.deps(barrier_task)) == 4
+    assert "wait_peer_deps(" in kernel.source and "barrier(after: float32" in kernel.source
+
+
 def test_a_missing_peer_dependency_names_the_rank():
     """A rank whose producer never runs: the peer's allreduce gives up, naming ranks and task, and the kernel is
     reset and runs again."""
@@ -164,3 +186,22 @@ def test_runner_stays_usable_after_bad_input():
     with pytest.raises(MegagenError, match="vocabulary"):
         runner.generate(torch.tensor([[3, 4, 999]]), 2)
     check_against_hf(runner, model, prompt(1, 5), 2)
+
+
+def test_bench_tp_correctness_measures():
+    """megagen.bench_tp's comparisons with a tp=1 run, on an emulated tp=2: exact where the ranks agree."""
+    from megagen.bench_tp import compare, teacher_forced
+    model = tiny("tiny-qwen3", 2)
+    ids = prompt(1, 5)
+    tokens, logits = megagen.build(model, max_seq_len=MAX_SEQ_LEN).generate(ids, 4, return_logits=True)
+    runner = megagen.build(model, tp=2, world="emulated", max_seq_len=MAX_SEQ_LEN, **CTAS)
+    forced = teacher_forced(runner, ids, tokens, logits)
+    assert forced["steps"] == 3 and forced["argmax_agreement"] == 1.0
+    assert forced["max_relative_error"] < 1e-4 and forced["min_cosine"] > 0.99999
+    got_tokens, got_logits = runner.generate(ids, 4, return_logits=True)
+    free = compare(got_tokens, got_logits, tokens, logits)
+    assert free["tokens_equal_from_start"] == 4 and free["compared_steps"] == 3
+    shifted = tokens.clone()
+    shifted[0, -2] += 1  # a different third new token: only the steps before it compare
+    assert compare(got_tokens, got_logits, shifted, logits)["tokens_equal_from_start"] == 2
+    assert compare(got_tokens, got_logits, shifted, logits)["compared_steps"] == 2

@@ -17,6 +17,11 @@ every rank holds bit-identical copies of the stream.
 Every tile names exactly the columns it reads, so it waits only for the producer tiles that write
 them (on every rank): the reduction of the first rows starts while later rows are still computed.
 Tiles are ``BLOCK`` columns by all batch rows.
+
+- ``barrier``: one tile that waits until every rank has written ``after`` (a symmetric tensor), then
+  writes ``done``; ops that read ``done`` run after it. A graph whose last op is not already a
+  cross-rank read (the decode graph's is: the next-token pick reads every rank's argmax) ends with one,
+  so no rank starts its next launch, and overwrites what peers read, before every rank is done.
 """
 import triton
 import triton.language as tl
@@ -170,6 +175,23 @@ def all_gather_reference(scatter, out, tile, BLOCK, CHUNK):
     out[0, :, cols] = scatter[chunk][0, :, cols]
 
 
+@triton.jit
+def barrier_tile(after, done, tile):
+    tl.store(done + tile, 1)  # the ordering is in the wait: on every rank's producers of ``after``
+
+
+def barrier_reference(after, done, tile):
+    done[tile] = 1
+
+
+def _barrier_plan(after, done):
+    if done.dim() != 1 or done.numel() != 1:
+        raise TaskDefinitionError(f"barrier: done must be a one-element vector, got shape {tuple(done.shape)}")
+    return TilePlan(1, reads={"after": (ALL,) * after.dim()}, writes={"done": (ALL,)}, cost=1.0)
+
+
+barrier = register_task("barrier", barrier_tile, inputs=("after",), outputs=("done",), plan=_barrier_plan,
+                        peer_inputs=("after",), reference=barrier_reference)
 allreduce = register_task("allreduce", allreduce_tile, inputs=("part", "residual"), outputs=("out",),
                           plan=_allreduce_plan, peer_inputs=("part",), reference=allreduce_reference)
 reduce_scatter = register_task("reduce_scatter", reduce_scatter_tile, inputs=("part", "residual"),
