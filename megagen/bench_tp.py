@@ -85,7 +85,7 @@ def teacher_forced(runner, prompt, ref_tokens, ref_logits) -> dict:
             state.tokens[0] = ref_tokens[0, length + s - 1]
             state.pos[0] = length + s - 1
         kernel.run(check=False)
-        got, want = runner.logits(1)[0].float().cpu(), ref_logits[0, s].float()
+        got, want = runner.logits(1)[0].float().cpu(), ref_logits[0, s].float().cpu()
         cos.append(torch.nn.functional.cosine_similarity(got, want, 0).item())
         rel.append(((got - want).abs().max() / want.abs().max()).item())
         same += int(got.argmax() == want.argmax())
