@@ -43,7 +43,6 @@ class KernelBuild:
     args: np.ndarray  # [ranks, entries]: each rank's argument table, padded by args_width
     args_width: int
     world_size: int
-    signature: str  # TaskGraph.signature() of the graphs
     interleaved: bool
     profile: bool  # run_task records each task's timeline (megagen/profiler_device.py)
     source: str
@@ -98,7 +97,7 @@ def build_kernel(graphs, scheduler, *, num_ctas: int, interleaved: bool, validat
     """
     graphs = [graphs] if isinstance(graphs, TaskGraph) else list(graphs)
     graph = graphs[0]
-    signature = graph.signature()
+    signature = graph.signature() if len(graphs) > 1 else None
     for i, other in enumerate(graphs[1:], 1):
         if other.signature() != signature:
             raise MegagenError(f"rank graph {i} ({other.name}) differs from rank graph 0 ({graph.name}) in its ops, "
@@ -130,8 +129,8 @@ def build_kernel(graphs, scheduler, *, num_ctas: int, interleaved: bool, validat
     source = render_megakernel(graph, variants, op_variant, layout, schedule, interleaved=interleaved,
                                profile=profile)
     module, path = load_module(source, variants, "megakernel")
-    return KernelBuild(dag, schedule, simulation, variants, layout, args, args_width, world_size, signature,
-                       interleaved, profile, source, module, path)
+    return KernelBuild(dag, schedule, simulation, variants, layout, args, args_width, world_size, interleaved,
+                       profile, source, module, path)
 
 
 def compile_ptx(build: KernelBuild, *, num_warps: int = 4, arch: int = 90, scope: str = "gpu",
