@@ -139,8 +139,15 @@ def dependency_hop() -> dict:
 
 
 # ---- the GEMV chain --------------------------------------------------------------------------
-def gemv_chain(bandwidth: float, sms: int, layers: int = 8, n: int = 4096) -> dict:
-    """8 dependent GEMVs; SPLIT_K > 1 passes fp32 partial sums [S, n] between layers (see tasks/gemv.py)."""
+# (BLOCK_N, BLOCK_K, num_warps, SPLIT_K, CTAs per SM)
+GEMV_CONFIGS = ((32, 512, 8, 1, 1), (32, 1024, 8, 1, 1), (32, 512, 8, 2, 1), (32, 512, 8, 4, 1), (16, 512, 4, 1, 2),
+                (16, 512, 4, 4, 2))
+CONFIG_KEYS = ("BLOCK_N", "BLOCK_K", "num_warps", "SPLIT_K", "ctas_per_sm")
+
+
+def gemv_chain(bandwidth: float, sms: int, layers: int = 8, n: int = 4096, configs=GEMV_CONFIGS,
+               schedulers=("round_robin", "zigzag", "work_queue")) -> dict:
+    """8 dependent GEMVs; SPLIT_K > 1 passes fp32 partial sums [S, n] between layers (see tasks/linear.py)."""
     torch.manual_seed(0)
     ws = [(torch.randn(n, n, device="cuda") / n ** 0.5).to(torch.bfloat16) for _ in range(layers)]
     x0 = torch.randn(n, device="cuda").to(torch.bfloat16)
@@ -164,10 +171,7 @@ def gemv_chain(bandwidth: float, sms: int, layers: int = 8, n: int = 4096) -> di
         out = out.float().reshape(-1, n).sum(0)
         return float((out - ref).norm() / ref.norm())
 
-    configs = [dict(BLOCK_N=bn, BLOCK_K=bk, num_warps=nw, SPLIT_K=sk, ctas_per_sm=c)
-               for bn, bk, nw, sk, c in ((32, 512, 8, 1, 1), (32, 1024, 8, 1, 1), (32, 512, 8, 2, 1),
-                                         (32, 512, 8, 4, 1), (16, 512, 4, 1, 2), (16, 512, 4, 4, 2))]
-    schedulers = ("round_robin", "zigzag", "work_queue")
+    configs = [dict(zip(CONFIG_KEYS, c)) for c in configs]
     for cfg in configs:
         row = dict(cfg)
         g, xs = build(cfg)
@@ -218,6 +222,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="core_microbench.json")
     ap.add_argument("--skip", nargs="*", default=[], choices=["overhead", "hop", "gemv"])
+    ap.add_argument("--gemv-configs", nargs="*", metavar="BN,BK,WARPS,SPLIT,CTAS_PER_SM",
+                    help="GEMV-chain configurations to time (default: the committed set)")
+    ap.add_argument("--schedulers", nargs="*", default=["round_robin", "zigzag", "work_queue"])
     args = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("core_microbench needs a CUDA GPU (it times kernels); run the tests for CPU checks")
@@ -234,7 +241,10 @@ def main():
         report["dependency_hop"] = dependency_hop()
         print("dependency hop", report["dependency_hop"], flush=True)
     if "gemv" not in args.skip:
-        report["gemv_chain"] = gemv_chain(report["copy_bandwidth_TBps"] * 1e12, props.multi_processor_count)
+        configs = ([tuple(int(v) for v in c.split(",")) for c in args.gemv_configs] if args.gemv_configs
+                   else GEMV_CONFIGS)
+        report["gemv_chain"] = gemv_chain(report["copy_bandwidth_TBps"] * 1e12, props.multi_processor_count,
+                                          configs=configs, schedulers=args.schedulers)
         gc = report["gemv_chain"]
         print(f"GEMV chain: floor {gc['floor_ms'] * 1e3:.1f} us, megakernel {gc['best_megakernel']['ms'] * 1e3:.1f} us ({gc['best_megakernel']}), "
               f"op launches + CUDA graph {gc['best_op_launches_cuda_graph_ms'] * 1e3:.1f} us, torch.matmul + CUDA "

@@ -44,14 +44,43 @@ def _weight_block(w, rows, k0, N, K: tl.constexpr, BLOCK_K: tl.constexpr):
 
 
 @triton.jit
+def _batch_offsets(cols, B, K, B_PAD: tl.constexpr):
+    """Offsets and mask of columns ``cols`` of a [B, K] array: [cols] for one row, [B_PAD, cols] for a batch.
+
+    One row keeps every tensor of the tile one dimension smaller (weights [BLOCK_N, BLOCK_K], not
+    [1, BLOCK_N, BLOCK_K]): the batched form measured 10% slower at batch 1 on an H200.
+    """
+    if B_PAD == 1:
+        return cols, cols < K
+    else:
+        b = tl.arange(0, B_PAD)
+        return b[:, None] * K + cols[None, :], (b[:, None] < B) & (cols[None, :] < K)
+
+
+@triton.jit
+def _per_row(v, B_PAD: tl.constexpr):
+    """A per-batch-row value, shaped to scale [.., BLOCK_K] blocks of x."""
+    if B_PAD == 1:
+        return v
+    else:
+        return v[:, None]
+
+
+@triton.jit
+def _product(wk, xk, B_PAD: tl.constexpr):
+    """W block [BLOCK_N, BLOCK_K] times x block ([BLOCK_K] or [B_PAD, BLOCK_K]), elementwise, in fp32."""
+    if B_PAD == 1:
+        return wk.to(tl.float32) * xk[None, :]
+    else:
+        return wk.to(tl.float32)[None, :, :] * xk[:, None, :]
+
+
+@triton.jit
 def _partial_sum(x, k0, B, K: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr, PARTS: tl.constexpr):
-    """x[:, :, k0:k0+BLOCK_K] of x[PARTS, B, K], summed over the parts: fp32 [B_PAD, BLOCK_K]."""
-    b = tl.arange(0, B_PAD)
-    cols = k0 + tl.arange(0, BLOCK_K)
-    mask = (b[:, None] < B) & (cols[None, :] < K)
-    offs = b[:, None] * K + cols[None, :]
-    acc = tl.zeros((B_PAD, BLOCK_K), dtype=tl.float32)
-    for p in tl.static_range(PARTS):
+    """x[:, :, k0:k0+BLOCK_K] of x[PARTS, B, K], summed over the parts in fp32 ([BLOCK_K] at batch 1)."""
+    offs, mask = _batch_offsets(k0 + tl.arange(0, BLOCK_K), B, K, B_PAD)
+    acc = tl.load(x + offs, mask=mask, other=0.0).to(tl.float32)
+    for p in tl.static_range(1, PARTS):
         acc += tl.load(x + p * B * K + offs, mask=mask, other=0.0).to(tl.float32)
     return acc
 
@@ -66,22 +95,23 @@ def _round(v, like):
 def _rms_inverse(x, norm_w, B, EPS: tl.constexpr, K: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr,
                  PARTS: tl.constexpr):
     """1 / sqrt(mean(x^2) + eps) per batch row, x rounded to the model dtype first."""
-    ss = tl.zeros((B_PAD,), dtype=tl.float32)
-    for k0 in range(0, K, BLOCK_K):
+    xk = _round(_partial_sum(x, 0, B, K, BLOCK_K, B_PAD, PARTS), norm_w)
+    ss = tl.sum(xk * xk, axis=-1)
+    for k0 in range(BLOCK_K, K, BLOCK_K):
         xk = _round(_partial_sum(x, k0, B, K, BLOCK_K, B_PAD, PARTS), norm_w)
-        ss += tl.sum(xk * xk, axis=1)
+        ss += tl.sum(xk * xk, axis=-1)
     return tl.rsqrt(ss / K + EPS)
 
 
 @triton.jit
 def _x_block(x, x2, norm_w, rstd, k0, B, K: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr,
              PARTS: tl.constexpr, X_MODE: tl.constexpr):
-    """The GEMV input x[:, k0:k0+BLOCK_K] as fp32 [B_PAD, BLOCK_K], formed according to X_MODE."""
+    """The GEMV input x[:, k0:k0+BLOCK_K] in fp32 ([BLOCK_K] at batch 1), formed according to X_MODE."""
     xk = _partial_sum(x, k0, B, K, BLOCK_K, B_PAD, PARTS)
     if X_MODE == "rmsnorm":
         cols = k0 + tl.arange(0, BLOCK_K)
         nw = tl.load(norm_w + cols, mask=cols < K, other=0.0).to(tl.float32)
-        xk = _round(_round(_round(xk, norm_w) * rstd[:, None], norm_w) * nw[None, :], norm_w)
+        xk = _round(_round(_round(xk, norm_w) * _per_row(rstd, B_PAD), norm_w) * nw, norm_w)
     elif X_MODE == "silu_mul":
         up = _partial_sum(x2, k0, B, K, BLOCK_K, B_PAD, PARTS)
         xk = _round(_round(xk * tl.sigmoid(xk), x) * up, x)
@@ -91,6 +121,7 @@ def _x_block(x, x2, norm_w, rstd, k0, B, K: tl.constexpr, BLOCK_K: tl.constexpr,
 @triton.jit
 def gemv_prefetch(w, tile, N, K: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                   ROW_TILES: tl.constexpr, CHUNK: tl.constexpr):
+    """The tile's first weight block, loaded before the tile waits for its input."""
     rows = (tile % ROW_TILES) * BLOCK_N + tl.arange(0, BLOCK_N)
     return _weight_block(w, rows, (tile // ROW_TILES) * CHUNK, N, K, BLOCK_K)
 
@@ -103,29 +134,30 @@ def linear_tile(w, x, x2, norm_w, bias, residual, y, tile, N, B, prefetched, K: 
     chunk = tile // ROW_TILES
     rows = (tile % ROW_TILES) * BLOCK_N + tl.arange(0, BLOCK_N)
     k_begin = chunk * CHUNK
-    rstd = tl.zeros((B_PAD,), dtype=tl.float32)
+    rstd = 0.0
     if X_MODE == "rmsnorm":
         rstd = _rms_inverse(x, norm_w, B, EPS, K, BLOCK_K, B_PAD, X_PARTS)
-    acc = tl.zeros((B_PAD, BLOCK_N, BLOCK_K), dtype=tl.float32)
+    if B_PAD == 1:
+        acc = tl.zeros((BLOCK_N, BLOCK_K), dtype=tl.float32)
+    else:
+        acc = tl.zeros((B_PAD, BLOCK_N, BLOCK_K), dtype=tl.float32)
     wk = prefetched
     for j in range(1, CHUNK // BLOCK_K):
         w_next = _weight_block(w, rows, k_begin + j * BLOCK_K, N, K, BLOCK_K)
         xk = _x_block(x, x2, norm_w, rstd, k_begin + (j - 1) * BLOCK_K, B, K, BLOCK_K, B_PAD, X_PARTS, X_MODE)
-        acc += wk.to(tl.float32)[None, :, :] * xk[:, None, :]
+        acc += _product(wk, xk, B_PAD)
         wk = w_next
     xk = _x_block(x, x2, norm_w, rstd, k_begin + CHUNK - BLOCK_K, B, K, BLOCK_K, B_PAD, X_PARTS, X_MODE)
-    acc += wk.to(tl.float32)[None, :, :] * xk[:, None, :]
-    out = tl.sum(acc, axis=2)  # [B_PAD, BLOCK_N]
-    b = tl.arange(0, B_PAD)
-    mask = (b[:, None] < B) & (rows[None, :] < N)
+    acc += _product(wk, xk, B_PAD)
+    out = tl.sum(acc, axis=-1)  # [BLOCK_N], or [B_PAD, BLOCK_N] for a batch
+    offs, mask = _batch_offsets(rows, B, N, B_PAD)
     if chunk == 0:
         if bias is not None:
-            out += tl.load(bias + rows, mask=rows < N, other=0.0).to(tl.float32)[None, :]
+            out += tl.load(bias + rows, mask=rows < N, other=0.0).to(tl.float32)
         if residual is not None:
             for p in tl.static_range(RES_PARTS):
-                out += tl.load(residual + p * B * N + b[:, None] * N + rows[None, :], mask=mask,
-                               other=0.0).to(tl.float32)
-    tl.store(y + chunk * B * N + b[:, None] * N + rows[None, :], out.to(y.dtype.element_ty), mask=mask)
+                out += tl.load(residual + p * B * N + offs, mask=mask, other=0.0).to(tl.float32)
+    tl.store(y + chunk * B * N + offs, out.to(y.dtype.element_ty), mask=mask)
 
 
 def _parts(t, parts, B):
