@@ -42,12 +42,24 @@ def peer_pointer(table, peer, DTYPE: tl.constexpr):
 
 
 @triton.jit
+def _stream_offsets(cols, B, N: tl.constexpr, B_PAD: tl.constexpr):
+    """Offsets and mask of columns ``cols`` of every batch row of a [B, N] stream: [B_PAD, len(cols)]."""
+    b = tl.arange(0, B_PAD)
+    return b[:, None] * N + cols[None, :], (b[:, None] < B) & (cols[None, :] < N)
+
+
+@triton.jit
+def _piece_cols(tile, CHUNK: tl.constexpr, BLOCK: tl.constexpr):
+    """Two-shot tile ``tile``: its chunk (the rank that reduces it) and its BLOCK columns."""
+    chunk = tile // (CHUNK // BLOCK)
+    return chunk, chunk * CHUNK + (tile % (CHUNK // BLOCK)) * BLOCK + tl.arange(0, BLOCK)
+
+
+@triton.jit
 def _reduce(part, residual, cols, B, N: tl.constexpr, PARTS: tl.constexpr, RES_PARTS: tl.constexpr,
             B_PAD: tl.constexpr, BLOCK: tl.constexpr, WORLD: tl.constexpr):
     """residual + every rank's parts at ``cols``, in rank order: fp32 [B_PAD, BLOCK]."""
-    b = tl.arange(0, B_PAD)
-    mask = (b[:, None] < B) & (cols[None, :] < N)
-    offs = b[:, None] * N + cols[None, :]
+    offs, mask = _stream_offsets(cols, B, N, B_PAD)
     acc = tl.zeros((B_PAD, BLOCK), dtype=tl.float32)
     for r in tl.static_range(RES_PARTS):
         acc += tl.load(residual + r * B * N + offs, mask=mask, other=0.0)
@@ -70,9 +82,8 @@ def allreduce_tile(part, residual, out, tile, B, N: tl.constexpr, PARTS: tl.cons
 def reduce_scatter_tile(part, residual, scatter, tile, rank, B, N: tl.constexpr, PARTS: tl.constexpr,
                         RES_PARTS: tl.constexpr, B_PAD: tl.constexpr, BLOCK: tl.constexpr, CHUNK: tl.constexpr,
                         WORLD: tl.constexpr):
-    chunk = tile // (CHUNK // BLOCK)
+    chunk, cols = _piece_cols(tile, CHUNK, BLOCK)
     if chunk == rank:  # this rank owns the chunk; the other ranks' tiles of it only keep the graph alike
-        cols = chunk * CHUNK + (tile % (CHUNK // BLOCK)) * BLOCK + tl.arange(0, BLOCK)
         acc, offs, mask = _reduce(part, residual, cols, B, N, PARTS, RES_PARTS, B_PAD, BLOCK, WORLD)
         tl.store(scatter + offs, acc, mask=mask)
 
@@ -80,11 +91,8 @@ def reduce_scatter_tile(part, residual, scatter, tile, rank, B, N: tl.constexpr,
 @triton.jit
 def all_gather_tile(scatter, out, tile, B, N: tl.constexpr, B_PAD: tl.constexpr, BLOCK: tl.constexpr,
                     CHUNK: tl.constexpr):
-    chunk = tile // (CHUNK // BLOCK)
-    cols = chunk * CHUNK + (tile % (CHUNK // BLOCK)) * BLOCK + tl.arange(0, BLOCK)
-    b = tl.arange(0, B_PAD)
-    mask = (b[:, None] < B) & (cols[None, :] < N)
-    offs = b[:, None] * N + cols[None, :]
+    chunk, cols = _piece_cols(tile, CHUNK, BLOCK)
+    offs, mask = _stream_offsets(cols, B, N, B_PAD)
     tl.store(out + offs, tl.load(peer_pointer(scatter, chunk, tl.float32) + offs, mask=mask), mask=mask)
 
 
