@@ -34,6 +34,8 @@ from megagen.tasks.base import ALL, TilePlan, cdiv, register_task, tile_arange
 
 # A rough per-SM share of HBM bandwidth (bytes per microsecond), for the schedule simulator's cost model.
 _SM_BYTES_PER_US = 25_000
+# The RMSNorm pass reads this many values of x per step (32 fp32 registers a thread at 4 warps).
+_RMS_VALUES = 4096
 
 
 @triton.jit
@@ -92,29 +94,45 @@ def _round(v, like):
 
 
 @triton.jit
-def _rms_inverse(x, norm_w, B, EPS: tl.constexpr, K: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr,
+def _rms_inverse(x, norm_w, B, EPS: tl.constexpr, K: tl.constexpr, RMS_BLOCK: tl.constexpr, B_PAD: tl.constexpr,
                  PARTS: tl.constexpr):
-    """1 / sqrt(mean(x^2) + eps) per batch row, x rounded to the model dtype first."""
-    xk = _round(_partial_sum(x, 0, B, K, BLOCK_K, B_PAD, PARTS), norm_w)
-    ss = tl.sum(xk * xk, axis=-1)
-    for k0 in range(BLOCK_K, K, BLOCK_K):
-        xk = _round(_partial_sum(x, k0, B, K, BLOCK_K, B_PAD, PARTS), norm_w)
-        ss += tl.sum(xk * xk, axis=-1)
-    return tl.rsqrt(ss / K + EPS)
+    """1 / sqrt(mean(x^2) + eps) per batch row, x rounded to the model dtype first.
+
+    x is read RMS_BLOCK columns at a time (all of a row up to 4096 values), so the pass costs one
+    L2 round trip, where BLOCK_K-wide steps would each wait for the one before.
+    """
+    sq = tl.zeros((RMS_BLOCK,), tl.float32) if B_PAD == 1 else tl.zeros((B_PAD, RMS_BLOCK), tl.float32)
+    for k0 in tl.static_range(0, K, RMS_BLOCK):
+        xk = _round(_partial_sum(x, k0, B, K, RMS_BLOCK, B_PAD, PARTS), norm_w)
+        sq += xk * xk
+    return tl.rsqrt(tl.sum(sq, axis=-1) / K + EPS)
 
 
 @triton.jit
-def _x_block(x, x2, norm_w, rstd, k0, B, K: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr,
-             PARTS: tl.constexpr, X_MODE: tl.constexpr):
-    """The GEMV input x[:, k0:k0+BLOCK_K] in fp32 ([BLOCK_K] at batch 1), formed according to X_MODE."""
+def _x_load(x, x2, norm_w, k0, B, K: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr,
+            PARTS: tl.constexpr, X_MODE: tl.constexpr):
+    """The loads behind GEMV input columns k0:k0+BLOCK_K, in fp32: x and, by X_MODE, the norm weights or x2.
+
+    Issued one block ahead of their use (``_x_form``), so their L2 round trip overlaps a block's
+    products instead of stalling each one.
+    """
     xk = _partial_sum(x, k0, B, K, BLOCK_K, B_PAD, PARTS)
     if X_MODE == "rmsnorm":
         cols = k0 + tl.arange(0, BLOCK_K)
-        nw = tl.load(norm_w + cols, mask=cols < K, other=0.0).to(tl.float32)
-        xk = _round(_round(_round(xk, norm_w) * _per_row(rstd, B_PAD), norm_w) * nw, norm_w)
+        return xk, tl.load(norm_w + cols, mask=cols < K, other=0.0).to(tl.float32)
     elif X_MODE == "silu_mul":
-        up = _partial_sum(x2, k0, B, K, BLOCK_K, B_PAD, PARTS)
-        xk = _round(_round(xk * tl.sigmoid(xk), x) * up, x)
+        return xk, _partial_sum(x2, k0, B, K, BLOCK_K, B_PAD, PARTS)
+    else:
+        return xk, xk
+
+
+@triton.jit
+def _x_form(xk, extra, x, norm_w, rstd, B_PAD: tl.constexpr, X_MODE: tl.constexpr):
+    """The GEMV input block from its loads ([BLOCK_K] at batch 1), formed according to X_MODE."""
+    if X_MODE == "rmsnorm":
+        xk = _round(_round(_round(xk, norm_w) * _per_row(rstd, B_PAD), norm_w) * extra, norm_w)
+    elif X_MODE == "silu_mul":
+        xk = _round(_round(xk * tl.sigmoid(xk), x) * extra, x)
     return xk
 
 
@@ -130,25 +148,25 @@ def gemv_prefetch(w, tile, N, K: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: t
 def linear_tile(w, x, x2, norm_w, bias, residual, y, tile, N, B, prefetched, K: tl.constexpr,
                 BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr, ROW_TILES: tl.constexpr,
                 CHUNK: tl.constexpr, X_PARTS: tl.constexpr, RES_PARTS: tl.constexpr, X_MODE: tl.constexpr,
-                EPS: tl.constexpr):
+                EPS: tl.constexpr, RMS_BLOCK: tl.constexpr):
     chunk = tile // ROW_TILES
     rows = (tile % ROW_TILES) * BLOCK_N + tl.arange(0, BLOCK_N)
     k_begin = chunk * CHUNK
     rstd = 0.0
     if X_MODE == "rmsnorm":
-        rstd = _rms_inverse(x, norm_w, B, EPS, K, BLOCK_K, B_PAD, X_PARTS)
+        rstd = _rms_inverse(x, norm_w, B, EPS, K, RMS_BLOCK, B_PAD, X_PARTS)
     if B_PAD == 1:
         acc = tl.zeros((BLOCK_N, BLOCK_K), dtype=tl.float32)
     else:
         acc = tl.zeros((B_PAD, BLOCK_N, BLOCK_K), dtype=tl.float32)
     wk = prefetched
+    xk, extra = _x_load(x, x2, norm_w, k_begin, B, K, BLOCK_K, B_PAD, X_PARTS, X_MODE)
     for j in range(1, CHUNK // BLOCK_K):
         w_next = _weight_block(w, rows, k_begin + j * BLOCK_K, N, K, BLOCK_K)
-        xk = _x_block(x, x2, norm_w, rstd, k_begin + (j - 1) * BLOCK_K, B, K, BLOCK_K, B_PAD, X_PARTS, X_MODE)
-        acc += _product(wk, xk, B_PAD)
-        wk = w_next
-    xk = _x_block(x, x2, norm_w, rstd, k_begin + CHUNK - BLOCK_K, B, K, BLOCK_K, B_PAD, X_PARTS, X_MODE)
-    acc += _product(wk, xk, B_PAD)
+        x_next, extra_next = _x_load(x, x2, norm_w, k_begin + j * BLOCK_K, B, K, BLOCK_K, B_PAD, X_PARTS, X_MODE)
+        acc += _product(wk, _x_form(xk, extra, x, norm_w, rstd, B_PAD, X_MODE), B_PAD)
+        wk, xk, extra = w_next, x_next, extra_next
+    acc += _product(wk, _x_form(xk, extra, x, norm_w, rstd, B_PAD, X_MODE), B_PAD)
     out = tl.sum(acc, axis=-1)  # [BLOCK_N], or [B_PAD, BLOCK_N] for a batch
     offs, mask = _batch_offsets(rows, B, N, B_PAD)
     if chunk == 0:
@@ -258,7 +276,8 @@ def _linear_plan(w, x, y, x2=None, norm_w=None, bias=None, residual=None, eps=1e
     mode = "rmsnorm" if norm_w is not None else "silu_mul" if x2 is not None else "plain"
     constexprs = {"K": k, "BLOCK_N": BLOCK_N, "BLOCK_K": BLOCK_K, "B_PAD": b_pad, "ROW_TILES": row_tiles,
                   "CHUNK": chunk, "X_PARTS": parts, "RES_PARTS": res_parts, "X_MODE": mode,
-                  "EPS": float(eps) if norm_w is not None else 0.0}
+                  "EPS": float(eps) if norm_w is not None else 0.0,
+                  "RMS_BLOCK": min(triton.next_power_of_2(k), _RMS_VALUES // b_pad) if norm_w is not None else 1}
     constexprs.update({name: None for name, v in (("x2", x2), ("norm_w", norm_w), ("bias", bias),
                                                    ("residual", residual)) if v is None})
     tile_bytes = BLOCK_N * chunk * w.element_size()
