@@ -27,6 +27,7 @@ import triton
 import triton.language as tl
 
 from core_microbench import cuda_graph, time_ms  # benchmarks/ is on sys.path when run as a script
+from megagen.scoreboard.device import _fence_acq_rel
 
 MAX_SPINS = tl.constexpr(1 << 20)  # bounded polls: a lost dependency ends the kernel, counted in control[1]
 
@@ -34,11 +35,6 @@ MAX_SPINS = tl.constexpr(1 << 20)  # bounded polls: a lost dependency ends the k
 def time_us(fn) -> dict:
     t = time_ms(cuda_graph(fn))
     return dict(median_us=round(t["median_ms"] * 1e3, 2), min_us=round(t["min_ms"] * 1e3, 2))
-
-
-@triton.jit
-def _fence():
-    tl.inline_asm_elementwise("fence.acq_rel.gpu;\n\tmov.u32 $0, 0;", "=r", [], dtype=tl.int32, is_pure=False, pack=1)
 
 
 @triton.jit
@@ -149,7 +145,7 @@ def chain_kernel(w, x0, y_bf16, y_tagged, counters, control, N: tl.constexpr, LA
                 tl.store(y_tagged + layer * N + rows, bits | (tag << 16))
             if MODE == 0:
                 tl.debug_barrier()
-                _fence()
+                _fence_acq_rel("gpu")  # megagen's release fence
                 tl.atomic_add(counters + layer, 1, sem="relaxed", scope="gpu")
     _epoch_end(control, EPOCH)
 
