@@ -13,7 +13,7 @@ import megagen  # noqa: F401  (interpreter without a GPU)
 import torch
 from transformers import AutoModelForCausalLM
 
-import models
+from megagen import models
 from megagen.decode import DecodeState, Tiling, decode_graph
 from megagen.compiler import build_kernel
 from megagen.trace import trace

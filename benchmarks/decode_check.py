@@ -22,7 +22,7 @@ import time
 import megagen
 import torch
 
-import models
+from megagen import models
 from megagen.bench import copy_bandwidth, hf_eager, hf_static, measure, step_bytes
 
 

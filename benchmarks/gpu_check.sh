@@ -4,7 +4,8 @@
 # SKIP_TESTS=1 / SKIP_BENCH=1 leave a part out; BENCH_ARGS is passed to core_microbench.py.
 set -u
 OUT=${OUT:-gpu_out}; mkdir -p "$OUT"
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 MEGAGEN_CACHE_DIR=/tmp/megagen_cache
+export PYTHONUNBUFFERED=1 MEGAGEN_CACHE_DIR=/tmp/megagen_cache
+python3 -m pip install -q --no-deps --no-build-isolation -e . || exit 1  # megagen (megagen.models included), offline
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
 python3 -c "import torch, triton, numpy; print('torch', torch.__version__, 'triton', triton.__version__, 'numpy', numpy.__version__)" | tee -a "$OUT/gpu.txt"
 if [ "${SKIP_BENCH:-0}" != 1 ]; then

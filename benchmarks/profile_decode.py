@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 
 import megagen
-import models
+from megagen import models
 from megagen.bench import measure
 
 

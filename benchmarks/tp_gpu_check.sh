@@ -18,7 +18,8 @@ REF=${REF:-/tmp/megagen_tp_ref.pt}
 LOGS=${LOGS:-/tmp/megagen_tp_logs}
 mkdir -p "$OUT" "$LOGS"
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD MEGAGEN_CACHE_DIR=/tmp/megagen_cache NVSHMEM_DISABLE_NVLS=1
+export PYTHONPATH=/tmp/site MEGAGEN_CACHE_DIR=/tmp/megagen_cache NVSHMEM_DISABLE_NVLS=1
+python3 -m pip install -q --no-deps --no-build-isolation -e . || exit 1  # megagen (megagen.models included), offline
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 
 attempt() {  # name, timeout, command...: a log per step; returns the step's exit status

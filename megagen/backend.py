@@ -16,26 +16,9 @@ def use_interpreter_without_gpu() -> bool:
     if "TRITON_INTERPRET" not in os.environ and not torch.cuda.is_available():
         os.environ["TRITON_INTERPRET"] = "1"
     if interpreting():
-        _index_scalars_with_item()
+        from megagen import interpreter
+        interpreter.apply()
     return interpreting()
-
-
-def _index_scalars_with_item() -> None:
-    """Triton 3.6's interpreter turns a scalar into a Python int with int() on a 1-element array, which
-    NumPy 2.4 refuses (range() over a loaded bound fails). Re-point that conversion at .item(), which
-    every NumPy accepts; nothing else of the interpreter changes, and compiled kernels are untouched."""
-    from triton.runtime import interpreter
-
-    original = interpreter._patch_lang_tensor
-    if getattr(original, "megagen_item_index", False):
-        return
-
-    def patch_lang_tensor(tensor, scope):
-        original(tensor, scope)
-        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.item()))
-
-    patch_lang_tensor.megagen_item_index = True
-    interpreter._patch_lang_tensor = patch_lang_tensor
 
 
 def default_device() -> torch.device:

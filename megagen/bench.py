@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 
 import megagen
-import models
+from megagen import models
 from megagen.backend import interpreting
 from megagen.errors import MegagenError
 
@@ -370,4 +370,5 @@ def _driver() -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from megagen.cli import run
+    sys.exit(run(main, "megagen bench"))

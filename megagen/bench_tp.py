@@ -31,7 +31,7 @@ from pathlib import Path
 import torch
 
 import megagen
-import models
+from megagen import models
 from megagen.bench import (_driver, build_options, copy_bandwidth, hf_eager, hf_static, measure, step_bytes,
                            summarize)
 from megagen.world import _bounded
@@ -202,7 +202,8 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    code = main()
+    from megagen.cli import run
+    code = run(main, "python -m megagen.bench_tp")
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)  # the report is written and the world torn down (bounded): skip exit hooks that could hang

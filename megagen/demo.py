@@ -1,8 +1,9 @@
 """The main job: build a HuggingFace causal LM into a MegaKernel and generate with it beside HuggingFace.
 
-    python -m megagen.demo [--model PRESET_OR_PATH] [--new-tokens N] [--batch B]
+    megagen demo [--model PRESET_OR_PATH] [--new-tokens N] [--batch B]
+    python -m megagen.demo ...             (the same)
 
-``--model`` is a preset of models/presets.py (random weights; no hub is needed) or a local
+``--model`` is a preset of megagen.models (random weights; no hub is needed) or a local
 checkpoint directory (``from_pretrained``). Without a CUDA GPU it runs the tiny
 "tiny-qwen3" preset in float32 in Triton's CPU interpreter; on a GPU, Qwen3-0.6B in
 bfloat16, and it also times a decode step.
@@ -10,25 +11,27 @@ bfloat16, and it also times a decode step.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import torch
 
 import megagen
-import models
+from megagen import models
 from megagen.backend import default_device, interpreting
+from megagen.cli import run
 
 
-def main():
+def main(argv=None):
     cpu = interpreting()
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="megagen demo", description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="tiny-qwen3" if cpu else "Qwen3-0.6B",
                     help=f"a preset ({', '.join(sorted(models.PRESETS))}) or a local checkpoint directory")
     ap.add_argument("--prompt-len", type=int, default=8 if cpu else 512)
     ap.add_argument("--new-tokens", type=int, default=8 if cpu else 32)
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--show-source", action="store_true", help="print the whole generated MegaKernel source")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.new_tokens < 2:
         ap.error("--new-tokens must be at least 2 (the first new token comes from the prefill)")
     device = default_device()
@@ -90,4 +93,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run(main, "megagen demo"))

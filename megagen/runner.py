@@ -5,8 +5,8 @@ import torch
 
 from megagen.backend import interpreting, num_sms
 from megagen.decode import DecodeState, Tiling, decode_graph
-from megagen.errors import MegagenError, UnsupportedModelError
-from megagen.runtime import INTERPRETER_VIRTUAL_CTAS, MegaKernel
+from megagen.errors import MegagenError, UnsupportedModelError, check_options
+from megagen.runtime import INTERPRETER_VIRTUAL_CTAS, MegaKernel, kernel_option_names
 from megagen.shard import check_divisible, shard
 from megagen.trace import trace
 from megagen.world import World, make_world
@@ -19,6 +19,8 @@ _PLAIN_GREEDY = {"repetition_penalty": (None, 1.0), "no_repeat_ngram_size": (Non
                  "sequence_bias": (None,), "encoder_repetition_penalty": (None, 1.0)}
 DEFAULT_MAX_SEQ_LEN = 4096
 CTAS_PER_SM = 2
+BUILD_OPTIONS = ("tp", "scheduler", "max_seq_len", "max_batch_size", "world", "allreduce")
+TILING_OPTIONS = ("block_n", "block_k", "attention_block", "max_attention_splits")
 # GEMV row block from tp=4 on: 8 rows measured 17% faster than 16 for Qwen3-8B at tp=4 on H200s, and slower
 # at tp=1 and 2 (BENCHMARKS.md, tensor parallelism)
 TP_BLOCK_N = 8
@@ -164,13 +166,16 @@ class Runner:
         return logits
 
     @torch.no_grad()
-    def generate(self, input_ids: torch.Tensor, max_new_tokens: int, *, return_logits: bool = False):
+    def generate(self, input_ids: torch.Tensor, max_new_tokens: int | None = None, *, return_logits: bool = False,
+                 **options):
         """Greedy generation, as ``model.generate(input_ids, do_sample=False, max_new_tokens=N)``.
 
         Returns prompt plus new tokens [batch, length + new] (after end-of-sequence, a row gets the
         pad token and generation stops once every row has ended, as HuggingFace does). With
         ``return_logits`` also the logits of every new token [batch, new, vocab]: the first from
         the prefill, the others from the MegaKernel."""
+        check_options("generate", options, ("max_new_tokens", "return_logits"),
+                      note=" (megagen decodes greedily, as model.generate(do_sample=False) does)")
         input_ids = self._check_input(input_ids, max_new_tokens)
         batch = input_ids.shape[0]
         kernel = self.kernel(batch)
@@ -221,6 +226,7 @@ def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, ma
     ``max_attention_splits``. Other keyword arguments go to MegaKernel (num_ctas, num_warps,
     profile, ...). Errors are raised before anything compiles or any rank starts.
     """
+    check_options("megagen.build", kernel_options, BUILD_OPTIONS + TILING_OPTIONS + kernel_option_names())
     if not isinstance(max_batch_size, int) or not 1 <= max_batch_size <= MAX_BATCH_SIZE:
         raise MegagenError(f"max_batch_size must be an int in 1..{MAX_BATCH_SIZE}, got {max_batch_size!r}")
     if allreduce not in ("auto", "one_shot", "two_shot"):
@@ -242,8 +248,7 @@ def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, ma
     num_ctas = kernel_options.pop("num_ctas", None)
     if num_ctas is None:  # two CTAs per SM keep twice the weight bytes in flight (measured faster, BENCHMARKS.md)
         num_ctas = INTERPRETER_VIRTUAL_CTAS if interpreting() else CTAS_PER_SM * num_sms(device)
-    tiles = {k: kernel_options.pop(k) for k in ("block_n", "block_k", "attention_block", "max_attention_splits")
-             if k in kernel_options}
+    tiles = {k: kernel_options.pop(k) for k in TILING_OPTIONS if k in kernel_options}
     if tp >= 4:  # a rank's projections are small: shorter row blocks give every CTA work (BENCHMARKS.md)
         tiles.setdefault("block_n", TP_BLOCK_N)
     tiling = Tiling(num_ctas, **tiles)

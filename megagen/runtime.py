@@ -1,6 +1,8 @@
 """Runtime: build, launch and check a MegaKernel; and the op-by-op launcher it is compared against."""
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import torch
 
@@ -236,6 +238,12 @@ class MegaKernel:
         return (f"MegaKernel launch {epoch} stopped: {what}; {finished} of {dag.num_tasks} tasks finished"
                 f"{' on rank ' + str(rank) if multi else ''}. "
                 "The scoreboard was reset; the kernel can run again.")
+
+
+def kernel_option_names() -> tuple[str, ...]:
+    """The keyword options MegaKernel takes, which ``graph.compile`` and ``megagen.build`` pass on to it."""
+    params = inspect.signature(MegaKernel.__init__).parameters.values()
+    return tuple(p.name for p in params if p.kind is p.KEYWORD_ONLY)
 
 
 class OpLaunches:

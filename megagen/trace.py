@@ -130,7 +130,7 @@ def _leaf_kind(module: nn.Module) -> str | None:
 
 def _unsupported(path: str, module: nn.Module, what: str) -> UnsupportedModelError:
     return UnsupportedModelError(f"{path} ({type(module).__name__}): {what}. megagen cannot map this model; "
-                                 "see models/families.py for what is supported")
+                                 "see megagen.models.families for what is supported")
 
 
 def _check_leaves(model: nn.Module):
@@ -175,7 +175,7 @@ def trace(model) -> Decoder:
     """Map ``model`` onto megagen's parts, or raise UnsupportedModelError / MegagenError saying why not."""
     from transformers import PreTrainedModel
 
-    from models import family_for
+    from megagen.models import family_for
     if not isinstance(model, PreTrainedModel):
         raise MegagenError(f"megagen.build needs a transformers PreTrainedModel (a causal LM); got "
                            f"{type(model).__name__}")
@@ -184,7 +184,7 @@ def trace(model) -> Decoder:
     family = family_for(config.model_type)
     if family is None:
         raise UnsupportedModelError(f"{type(model).__name__}: model_type '{config.model_type}' has no megagen family; "
-                                    "models/families.py lists the supported ones (llama, qwen2, qwen3, mistral)")
+                                    "megagen.models.families lists the supported ones (llama, qwen2, qwen3, mistral)")
     unsupported = family.unsupported(config)
     if unsupported:
         setting, why = unsupported[0]

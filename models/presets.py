@@ -68,6 +68,10 @@ def random_model(name_or_config, *, dtype=torch.bfloat16, device="cpu", seed=0, 
 def load(name_or_path: str, *, dtype=torch.bfloat16, device="cpu", **overrides):
     """A preset with random weights, or a local checkpoint directory loaded with ``from_pretrained``."""
     import os
+    if name_or_path not in PRESETS and not os.path.isdir(name_or_path):
+        from megagen.errors import MegagenError
+        raise MegagenError(f"{name_or_path!r} is neither a preset nor a checkpoint directory; give a local "
+                           f"directory holding config.json and the weights, or a preset: {', '.join(sorted(PRESETS))}")
     if os.path.isdir(name_or_path):
         from transformers import AutoModelForCausalLM
         return AutoModelForCausalLM.from_pretrained(name_or_path, dtype=dtype).to(device).eval()

@@ -63,7 +63,7 @@ DECODE_SCRIPT = textwrap.dedent('''
     os.environ["TRITON_INTERPRET"] = "0"
     import torch
     import megagen
-    import models
+    from megagen import models
     from megagen.compiler import build_kernel, compile_ptx
     from megagen.decode import DecodeState, Tiling, decode_graph
     from megagen.trace import trace

@@ -628,6 +628,8 @@ def test_op_launches_match_megakernel(case, device):
     (dict(num_ctas=0), "num_ctas"),
     (dict(scope="cluster"), "scope"),
     (dict(dep_block=3), "dep_block"),
+    (dict(num_wraps=8), "no option 'num_wraps'; did you mean 'num_warps'"),
+    (dict(grid=8), "no option 'grid'; its options are dep_block, interleaved"),
 ])
 def test_bad_compile_options(options, match, device):
     c = elementwise_chain(device)

@@ -19,7 +19,7 @@ import pytest
 import torch
 
 import megagen
-import models
+from megagen import models
 from megagen.backend import default_device
 from megagen.runtime import MegaKernel
 
@@ -216,6 +216,26 @@ def test_from_pretrained_local_path(tmp_path):
     assert torch.equal(runner.generate(ids, max_new_tokens=3), ref)
 
 
+def test_bfloat16_model_matches_hf():
+    """A bf16 model (random_model's and a bf16 checkpoint's default dtype) gives HuggingFace's tokens, and
+    logits as close to an fp32 forward as HuggingFace's own bf16 ones. Under the interpreter this needs
+    megagen.interpreter's bf16 fixes: without them a bf16 tl.dot multiplies the raw bits."""
+    model = models.random_model("tiny-qwen3", device=DEVICE, **INIT)
+    assert model.dtype == torch.bfloat16
+    fp32 = models.random_model("tiny-qwen3", dtype=torch.float32, device=DEVICE, **INIT)  # the same draws
+    runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN)
+    ids = prompt(1, 6, seed=5)
+    seq, logits = runner.generate(ids, max_new_tokens=4, return_logits=True)
+    ref = hf_generate(model, ids, 4)
+    assert torch.equal(seq, ref), f"tokens differ from HF generate:\nmegagen {seq.tolist()}\nHF      {ref.tolist()}"
+    with torch.no_grad():
+        exact = fp32(ref).logits[:, ids.shape[1] - 1:-1].float()
+        hf = model(ref).logits[:, ids.shape[1] - 1:-1].float()
+    ours_err = (logits.float() - exact).abs().max().item()
+    hf_err = (hf - exact).abs().max().item()
+    assert 0 < hf_err and ours_err <= 2 * hf_err, f"megagen's bf16 logits are {ours_err:.3g} from fp32, HF's {hf_err:.3g}"
+
+
 # ---------------------------------------------------------------------------------------------------------
 # 5. unsupported models and settings
 # ---------------------------------------------------------------------------------------------------------
@@ -269,6 +289,8 @@ BAD_INPUTS = [
     (lambda: dict(input_ids=prompt(1, 4).float()), r"(?i)int"),                       # float ids
     (lambda: dict(input_ids=prompt(1, 4), max_new_tokens=0), r"max_new_tokens"),
     (lambda: dict(input_ids=torch.zeros(1, 0, dtype=torch.int64)), r"length"),        # empty prompt
+    (lambda: dict(input_ids=prompt(1, 4), max_new_token=2), r"did you mean 'max_new_tokens'"),  # misspelt
+    (lambda: dict(input_ids=prompt(1, 4), do_sample=True), r"do_sample.*greedily"),
 ]
 
 
@@ -296,6 +318,18 @@ def test_bad_build_arguments(family):
     assert model.config.max_position_embeddings == 256
     with pytest.raises(megagen.MegagenError, match="max_seq_len"):
         megagen.build(model, max_seq_len=257)
+
+
+@pytest.mark.parametrize("option, closest", [("max_seq_length", "max_seq_len"), ("batch_size", "max_batch_size"),
+                                             ("num_cta", "num_ctas"), ("blockn", "block_n")])
+def test_misspelt_build_option_names_the_closest(family, monkeypatch, option, closest):
+    model, _ = family("tiny-qwen3")
+    monkeypatch.setattr(megagen.runner, "trace", lambda m: pytest.fail("traced before refusing the option"))
+    with pytest.raises(megagen.MegagenError) as info:
+        megagen.build(model, **{option: 2})
+    msg = str(info.value)
+    assert f"no option {option!r}" in msg and f"did you mean {closest!r}" in msg, msg
+    assert "max_seq_len" in msg and "num_warps" in msg and "block_k" in msg, f"valid options not listed: {msg}"
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import triton
 import triton.language as tl
 
 import megagen
-import models
+from megagen import models
 from megagen import TaskDefinitionError, find_mismatch, run_reference
 from megagen.tasks import add, gemv, mul, rmsnorm_gemv_bias, scale, silu_mul_gemv_residual
 from megagen.tasks.sampling import argmax_partial, embedding, greedy_pick

@@ -12,7 +12,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 from transformers import DynamicCache, StaticCache
 
-import models
+from megagen import models
 from megagen.errors import MegagenError
 from megagen.torch_tp import shard_hf_model_
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import megagen
-import models
+from megagen import models
 from megagen.backend import default_device
 from megagen.errors import DeadlockError, MegagenError
 from megagen.graph import TaskGraph

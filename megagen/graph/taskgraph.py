@@ -16,7 +16,7 @@ import networkx as nx
 import numpy as np
 import torch
 
-from megagen.errors import GraphError, TaskDefinitionError
+from megagen.errors import GraphError, TaskDefinitionError, check_options
 from megagen.tasks.base import TaskType, TilePlan
 
 
@@ -148,7 +148,8 @@ class TaskGraph:
 
     def compile(self, scheduler="round_robin", **options):
         """Schedule, generate and load the MegaKernel; see ``megagen.runtime.MegaKernel`` for options."""
-        from megagen.runtime import MegaKernel
+        from megagen.runtime import MegaKernel, kernel_option_names
+        check_options("graph.compile", options, kernel_option_names())
         return MegaKernel(self, scheduler=scheduler, **options)
 
     def __repr__(self):
