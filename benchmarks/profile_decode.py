@@ -4,8 +4,10 @@
 
 Builds the model's MegaKernel with ``profile=True``, prefills a random prompt to the context,
 runs warm-up launches (position reset before each, as in megagen bench), and records the last
-one. Writes trace.json.gz (open it in https://ui.perfetto.dev), timeline.png, summary.txt and the
-raw rows (profile.npz). Also times the step with and without profiling, to show what recording costs.
+one. Writes trace.json.gz (open it in https://ui.perfetto.dev), timeline.png, summary.txt, the
+raw rows (profile.npz) and the per-layer waterfall (waterfall.md, ``benchmarks/waterfall.py``,
+against the copy bandwidth measured in the same run). Also times the step with and without
+profiling, to show what recording costs.
 """
 import argparse
 import gzip
@@ -17,7 +19,8 @@ import torch
 
 import megagen
 from megagen import models
-from megagen.bench import measure
+from megagen.bench import build_options, copy_bandwidth, measure
+from waterfall import markdown, waterfall
 
 
 def main():
@@ -26,15 +29,19 @@ def main():
     ap.add_argument("--context", type=int, default=512)
     ap.add_argument("--scheduler", default="round_robin")
     ap.add_argument("--out", default="profile_out")
+    ap.add_argument("--option", action="append", default=[], help="a megagen.build option, e.g. max_tile_rows=16")
     args = ap.parse_args()
+    options = build_options(args.option)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     model = models.load(args.model, dtype=torch.bfloat16, device="cuda")
     prompt = torch.randint(3, model.config.vocab_size, (1, args.context), device="cuda")
-    lines = [f"{args.model}, batch 1, context {args.context}, scheduler {args.scheduler}, "
-             f"{torch.cuda.get_device_name()}"]
+    bandwidth = copy_bandwidth(torch.device("cuda"), True)
+    lines = [f"{args.model}, batch 1, context {args.context}, scheduler {args.scheduler}, options {options}, "
+             f"{torch.cuda.get_device_name()}, copy bandwidth {bandwidth / 1e9:.0f} GB/s"]
     for profile in (False, True):
-        runner = megagen.build(model, scheduler=args.scheduler, max_seq_len=args.context + 16, profile=profile)
+        runner = megagen.build(model, scheduler=args.scheduler, max_seq_len=args.context + 16, profile=profile,
+                               **options)
         kernel = runner.kernel(1)
         runner.prefill(prompt)
         times = measure(lambda: kernel.run(check=False), 50, 10,
@@ -51,7 +58,9 @@ def main():
     p.plot(out / "timeline.png")
     text = "\n".join(lines) + "\n\n" + p.summary() + "\n"
     (out / "summary.txt").write_text(text)
-    print(text)
+    table = markdown(waterfall(p, model.config, args.context, bandwidth), f"{args.model}: {lines[0]}")
+    (out / "waterfall.md").write_text(table)
+    print(text + "\n" + table)
 
 
 if __name__ == "__main__":

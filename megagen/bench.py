@@ -5,14 +5,16 @@
     megagen bench --dry-run                (no GPU: a tiny model in the interpreter checks the harness)
 
 In one process, on one GPU, on the same model and prompt: HuggingFace eager (dynamic cache),
-HuggingFace with a static cache replayed from a CUDA graph, torch.compile of that static-cache
-step replayed from a CUDA graph (the strongest PyTorch path), and megagen under each scheduler
-(one MegaKernel launch per step). Every step is CUDA-event timed with the context reset before it
-(so every step decodes at the same context), median / min / max over ``--steps`` steps after
-warm-up; prefill is never timed. The floor is the bytes a step must read (weights, the
-embedding table only when tied to lm_head, the KV cache up to the context for every batch row)
-over the device-to-device copy bandwidth measured in the same run. Writes bench.json (every
-figure with GPU, driver, versions, date and command), bench.md and bench.png into ``--out``.
+HuggingFace with a static cache replayed from a CUDA graph, torch.compile of that static-cache step
+replayed from a CUDA graph (the strongest PyTorch path), megagen's own tile kernels launched op by
+op with programmatic dependent launch under a CUDA graph (what the same tiles do without a
+MegaKernel), and megagen under each scheduler (one MegaKernel launch per step). Every step is
+CUDA-event timed with the context reset before it (so every step decodes at the same context),
+median / min / max over ``--steps`` steps after warm-up; prefill is never timed. The floor is the
+bytes a step must read (weights, the embedding table only when tied to lm_head, the KV cache up to
+the context for every batch row) over the device-to-device copy bandwidth measured in the same run.
+Writes bench.json (every figure with GPU, driver, versions, date and command), bench.md and
+bench.png into ``--out``.
 """
 from __future__ import annotations
 
@@ -32,7 +34,10 @@ from megagen.backend import interpreting
 from megagen.errors import MegagenError
 
 SCHEDULERS = ("round_robin", "zigzag", "work_queue")
-BASELINES = ("hf_eager", "hf_static_cuda_graph", "torch_compile_cuda_graph")
+# ops_pdl_cuda_graph: megagen's own tile kernels launched op by op with programmatic dependent launch, in a
+# CUDA graph: what the same tiles do without a MegaKernel
+BASELINES = ("hf_eager", "hf_static_cuda_graph", "torch_compile_cuda_graph", "ops_pdl_cuda_graph")
+GRAPH_SYSTEMS = ("hf_static_cuda_graph", "torch_compile_cuda_graph", "ops_pdl_cuda_graph")
 COMPILE_MODE = "max-autotune-no-cudagraphs"  # the CUDA graph is captured by hand, around the compiled step
 
 
@@ -145,8 +150,24 @@ def hf_static(model, prompt, compiled: bool):
     return _cuda_graph(step), rewind
 
 
+def ops_pdl(model, prompt, options):
+    """megagen's decode step as its tile kernels launched op by op (PDL), replayed from a CUDA graph."""
+    batch, context = prompt.shape
+    runner = megagen.build(model, max_seq_len=context + 16, max_batch_size=batch, **options)
+    ops = megagen.OpLaunches(runner.kernel(batch).task_graph, pdl=True)
+    runner.prefill(prompt)
+
+    def reset():
+        runner.state.pos[:batch].fill_(context)
+    _warm_on_side_stream(ops.run, reset)
+    reset()
+    return _cuda_graph(ops.run), reset
+
+
 def megagen_step(model, prompt, scheduler, options):
-    """One MegaKernel launch per step, the position reset to the prompt length before each."""
+    """One MegaKernel launch per step, the position reset to the prompt length before each; on a GPU the
+    launch is replayed from a CUDA graph, as every baseline is (a launch from Python costs the GPU idle
+    time a decode loop hides)."""
     batch, context = prompt.shape
     t0 = time.perf_counter()
     runner = megagen.build(model, scheduler=scheduler, max_seq_len=context + 16, max_batch_size=batch, **options)
@@ -159,8 +180,15 @@ def megagen_step(model, prompt, scheduler, options):
 
     def reset():
         runner.state.pos[:batch].fill_(context)
+
+    def step():
+        kernel.run(check=False)
     info = {"build_s": build_s, "first_launch_s": compile_s, "tasks": kernel.dag.num_tasks, "ctas": kernel.num_ctas}
-    return (lambda: kernel.run(check=False)), reset, kernel, info
+    if prompt.is_cuda:
+        _warm_on_side_stream(step, reset)
+        reset()
+        return _cuda_graph(step), reset, kernel, info
+    return step, reset, kernel, info
 
 
 # -- one model ------------------------------------------------------------------------------------------
@@ -179,7 +207,7 @@ def bench_model(name: str, args, bandwidth: float, device, progress) -> dict:
     with torch.no_grad():
         for system in systems:
             progress.set_description(f"{name}: {system}")
-            if not cuda and system in ("hf_static_cuda_graph", "torch_compile_cuda_graph"):
+            if not cuda and system in GRAPH_SYSTEMS:
                 result["skipped"][system] = "needs a CUDA GPU"
                 progress.update()
                 continue
@@ -190,6 +218,8 @@ def bench_model(name: str, args, bandwidth: float, device, progress) -> dict:
                 t0 = time.perf_counter()
                 step, before = hf_static(model, prompt, compiled=system == "torch_compile_cuda_graph")
                 extra["setup_s"] = time.perf_counter() - t0
+            elif system == "ops_pdl_cuda_graph":
+                step, before = ops_pdl(model, prompt, args.options)
             else:
                 step, before, kernel, extra = megagen_step(model, prompt, system[len("megagen_"):], args.options)
             times = measure(step, args.steps, args.warmup, before, cuda=cuda)

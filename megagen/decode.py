@@ -28,6 +28,7 @@ import dataclasses
 
 import torch
 
+from megagen.errors import MegagenError
 from megagen.graph import TaskGraph
 from megagen.tasks import attention as A
 from megagen.tasks import linear as Lin
@@ -61,26 +62,53 @@ class DecodeState:
                    cos=cos, sin=sin)
 
 
+# What a tile costs beyond streaming its weights (dispatch, wait, release, the first load's latency), in
+# bytes a CTA streams meanwhile: about 2 us between lm_head tiles at about 16 KB/us per CTA (waterfall of a
+# Qwen3-8B profile, H200, BENCHMARKS.md).
+TASK_OVERHEAD_BYTES = 32 * 1024
+MAX_K_SPLITS = 4  # every consumer of a split-K output reads all its partial sums
+
+
 @dataclasses.dataclass(frozen=True)
 class Tiling:
-    """Tile sizes of the decode graph and the CTA count its splits are sized for."""
+    """Tile sizes of the decode graph and the CTA count its phases are sized for."""
 
     num_ctas: int
     block_n: int = 16
     block_k: int = 512
     attention_block: int = 32
     max_attention_splits: int = 32
+    max_tile_rows: int = 128
 
-    def k_splits(self, n: int, k: int, batch: int) -> int:
-        """Split-K factor for a [n, k] projection: enough tiles to give every CTA one, in whole K blocks."""
-        block_k, _ = Lin.split_k_blocks(k, 1, batch, self.block_k)
-        rows = cdiv(n, self.block_n)
-        split = 1
-        while rows * split < self.num_ctas and cdiv(k, 2 * split) >= block_k:
-            split *= 2
-        while split > 1 and Lin.split_k_blocks(k, split, batch, self.block_k) is None:
-            split //= 2
-        return split
+    def __post_init__(self):
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise MegagenError(f"{field.name} must be a positive int, got {value!r}")
+
+    def gemv_tiles(self, rows: list[int], k: int, batch: int, itemsize: int, split_k: bool,
+                   align: int | None = None) -> tuple[int, int]:
+        """(rows per tile, K splits) for a phase of GEMVs over the same K with these output rows.
+
+        Each CTA runs its tiles one after another, so a phase takes its number of waves (tiles over CTAs,
+        rounded up) times a tile's time; this picks the tiling that minimises waves x (the bytes a tile
+        streams + TASK_OVERHEAD_BYTES), over rows per tile in steps of 4 up to ``max_tile_rows`` and,
+        where the output may be split-K partial sums, splits into whole K blocks. A tile of fewer rows than
+        a block still waits on whole block loads, so it is costed as one block. ``align``: the consumer's
+        K chunk; tiles that divide it give each consumer tile one group counter to poll instead of a list
+        of tiles (a long list measured 5-8 us of polling a phase, BENCHMARKS.md).
+        """
+        splits = [s for s in range(1, MAX_K_SPLITS + 1 if split_k else 2)
+                  if s == 1 or Lin.split_k_blocks(k, s, batch, self.block_k) is not None]
+
+        def cost(tile_rows, split):
+            tiles = split * sum(cdiv(n, tile_rows) for n in rows)
+            streamed = max(tile_rows, self.block_n) * cdiv(k, split) * itemsize
+            return cdiv(tiles, self.num_ctas) * (streamed + TASK_OVERHEAD_BYTES)
+        heights = sorted({self.max_tile_rows, *range(4, self.max_tile_rows + 1, 4)})
+        aligned = [r for r in heights if align is None or align % r == 0]
+        candidates = [(r, s) for s in splits for r in aligned or heights]
+        return min(candidates, key=lambda rs: (cost(*rs), rs[1], -rs[0]))
 
     def attention_splits(self, batch: int, kv_heads: int) -> int:
         return max(1, min(self.max_attention_splits, self.num_ctas // (batch * kv_heads)))
@@ -105,19 +133,27 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
     def act(*shape, dtype=dt):
         return torch.empty(shape, dtype=dtype, device=dev)
 
-    def linear(task, w, y, name, **tensors):
+    def tile_rows(*weights, split_k=False, align=None):
+        """(rows per tile, K splits) for GEMVs that form one phase (they run side by side)."""
+        k = weights[0].shape[1]
+        return tiling.gemv_tiles([w.shape[0] for w in weights], k, batch, weights[0].element_size(), split_k,
+                                 align)
+
+    def linear(task, w, y, name, rows, **tensors):
         g.input(w)
-        g.add(task, name=name, w=w, y=y, BLOCK_N=tiling.block_n, BLOCK_K=tiling.block_k, **tensors)
+        g.add(task, name=name, w=w, y=y, BLOCK_N=tiling.block_n, BLOCK_K=tiling.block_k, TILE_ROWS=rows, **tensors)
         return y
 
-    def residual_linear(task, partial_task, w, name, residual, **tensors):
-        """A projection added to the residual stream: fused on one rank, through an allreduce across ranks."""
+    def residual_linear(task, partial_task, w, name, residual, tiles=None, **tensors):
+        """A projection added to the residual stream: fused on one rank, through an allreduce across ranks.
+        ``tiles``: its (rows per tile, K splits), chosen here when not given."""
         n, k = w.shape
-        split = tiling.k_splits(n, k, batch)
+        rows, split = tiles or tile_rows(w, split_k=True)
         if tp == 1:
-            return linear(task, w, act(split, batch, n, dtype=torch.float32), name, residual=residual, **tensors)
+            return linear(task, w, act(split, batch, n, dtype=torch.float32), name, rows, residual=residual,
+                          **tensors)
         part = world.symmetric(rank, (split, batch, n), torch.float32)
-        linear(partial_task, w, part, name, **tensors)
+        linear(partial_task, w, part, name, rows, **tensors)
         out = act(1, batch, n, dtype=torch.float32)
         allreduce_ops(g, f"{name}.allreduce", part, residual, out, ranks=tp, mode=allreduce)
         return out
@@ -129,13 +165,15 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         g.input(layer.input_norm.weight, layer.post_norm.weight)
         norm = dict(x=resid, norm_w=layer.input_norm.weight, eps=layer.input_norm.eps)
         proj = {}
+        qkv_rows, _ = tile_rows(a.q.weight, a.k.weight, a.v.weight)
         for name, lin, heads in (("q", a.q, a.heads), ("k", a.k, a.kv_heads), ("v", a.v, a.kv_heads)):
             y = act(1, batch, heads * a.head_dim)
             if lin.bias is not None:
                 g.input(lin.bias)
-                proj[name] = linear(Lin.rmsnorm_gemv_bias, lin.weight, y, f"L{i}.{name}_proj", bias=lin.bias, **norm)
+                proj[name] = linear(Lin.rmsnorm_gemv_bias, lin.weight, y, f"L{i}.{name}_proj", qkv_rows,
+                                    bias=lin.bias, **norm)
             else:
-                proj[name] = linear(Lin.rmsnorm_gemv, lin.weight, y, f"L{i}.{name}_proj", **norm)
+                proj[name] = linear(Lin.rmsnorm_gemv, lin.weight, y, f"L{i}.{name}_proj", qkv_rows, **norm)
 
         q_rot = act(batch, a.heads, a.head_dim)
         rope = dict(cos=state.cos, sin=state.sin, pos=state.pos)
@@ -163,16 +201,19 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
 
         post = dict(x=resid, norm_w=layer.post_norm.weight, eps=layer.post_norm.eps)
         inter = layer.gate.weight.shape[0]
-        gate = linear(Lin.rmsnorm_gemv, layer.gate.weight, act(1, batch, inter), f"L{i}.gate_proj", **post)
-        up = linear(Lin.rmsnorm_gemv, layer.up.weight, act(1, batch, inter), f"L{i}.up_proj", **post)
-        resid = residual_linear(Lin.silu_mul_gemv_residual, Lin.silu_mul_gemv, layer.down.weight,
-                                f"L{i}.down_proj", resid, x=gate, x2=up)
+        down_rows, down_split = tile_rows(layer.down.weight, split_k=True)  # gate/up tiles align to its chunks
+        _, down_chunk = Lin.split_k_blocks(inter, down_split, batch, tiling.block_k)
+        mlp_rows, _ = tile_rows(layer.gate.weight, layer.up.weight, align=down_chunk)
+        gate = linear(Lin.rmsnorm_gemv, layer.gate.weight, act(1, batch, inter), f"L{i}.gate_proj", mlp_rows, **post)
+        up = linear(Lin.rmsnorm_gemv, layer.up.weight, act(1, batch, inter), f"L{i}.up_proj", mlp_rows, **post)
+        resid = residual_linear(Lin.silu_mul_gemv_residual, Lin.silu_mul_gemv, layer.down.weight, f"L{i}.down_proj",
+                                resid, (down_rows, down_split), x=gate, x2=up)
 
     vocab = decoder.lm_head.shape[0]  # this rank's slice of the vocabulary
     logits = act(1, batch, vocab)
-    linear(Lin.rmsnorm_gemv, decoder.lm_head, logits, "lm_head", x=resid, norm_w=decoder.final_norm.weight,
-           eps=decoder.final_norm.eps)
-    _, blocks = S.argmax_blocks(vocab)
+    argmax_block, blocks = S.argmax_blocks(vocab)  # lm_head tiles align to the argmax's blocks
+    linear(Lin.rmsnorm_gemv, decoder.lm_head, logits, "lm_head", tile_rows(decoder.lm_head, align=argmax_block)[0],
+           x=resid, norm_w=decoder.final_norm.weight, eps=decoder.final_norm.eps)
     value = world.symmetric(rank, (batch, blocks), torch.float32)  # every rank's best per block, read by all
     index = world.symmetric(rank, (batch, blocks), torch.int64)
     g.add(S.argmax_partial, name="argmax", logits=logits, value=value, index=index, offset=decoder.vocab_offset,

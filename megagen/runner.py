@@ -20,7 +20,7 @@ _PLAIN_GREEDY = {"repetition_penalty": (None, 1.0), "no_repeat_ngram_size": (Non
 DEFAULT_MAX_SEQ_LEN = 4096
 CTAS_PER_SM = 2
 BUILD_OPTIONS = ("tp", "scheduler", "max_seq_len", "max_batch_size", "world", "allreduce")
-TILING_OPTIONS = ("block_n", "block_k", "attention_block", "max_attention_splits")
+TILING_OPTIONS = ("block_n", "block_k", "attention_block", "max_attention_splits", "max_tile_rows")
 # GEMV row block from tp=4 on: 8 rows measured 17% faster than 16 for Qwen3-8B at tp=4 on H200s, and slower
 # at tp=1 and 2 (BENCHMARKS.md, tensor parallelism)
 TP_BLOCK_N = 8
@@ -221,7 +221,8 @@ def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, ma
     "two_shot" (``megagen.tasks.comm``).
     ``scheduler``: "round_robin" (default), "zigzag", "work_queue" or a Scheduler. ``max_seq_len``:
     KV-cache length (default: the model's max_position_embeddings, at most 4096). Tiling options:
-    ``block_n`` / ``block_k`` (GEMV tiles: 16 rows, 8 from tp=4 on; 512 columns), ``attention_block``
+    ``block_n`` / ``block_k`` (GEMV tiles: 16 rows, 8 from tp=4 on; 512 columns), ``max_tile_rows`` (a
+    projection's rows per tile are chosen to fill whole waves of CTAs, up to this many; 128), ``attention_block``
     (positions per attention step),
     ``max_attention_splits``. Other keyword arguments go to MegaKernel (num_ctas, num_warps,
     profile, ...). Errors are raised before anything compiles or any rank starts.

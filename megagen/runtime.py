@@ -247,9 +247,17 @@ def kernel_option_names() -> tuple[str, ...]:
 
 
 class OpLaunches:
-    """Run a graph op by op, one standalone kernel launch per op: the baseline a MegaKernel removes."""
+    """Run a graph op by op, one standalone kernel launch per op: the baseline a MegaKernel removes.
 
-    def __init__(self, graph, num_warps: int = 4):
+    ``pdl``: launch with programmatic dependent launch (a GPU of compute capability 9 or later), so each
+    op's programs start, and load their prefetched weights, while the op before is finishing; captured in
+    a CUDA graph this is the strongest way to run the same tiles without a MegaKernel.
+    """
+
+    def __init__(self, graph, num_warps: int = 4, pdl: bool = False):
+        if pdl and (interpreting() or torch.cuda.get_device_capability(graph.device)[0] < 9):
+            raise MegagenError("pdl=True needs a GPU of compute capability 9.0 or later (Hopper); leave it off "
+                               "here")
         if graph.world_size > 1:
             raise MegagenError(f"graph {graph.name} is one rank of {graph.world_size}: its communication tasks need "
                                "the other ranks, so it runs only as a MegaKernel")
@@ -265,11 +273,15 @@ class OpLaunches:
                     else op.tensors[n] for n in v.tensor_dtypes] + [op.plan.scalars[n] for n, _ in v.scalars]
             self._launches.append((modules[v.id].standalone, (op.num_tiles,), args))
         self.num_warps = num_warps
+        self.pdl = pdl
 
     def run_op(self, index: int) -> None:
         """Launch op ``index`` of the graph on its own (every tile, one program each)."""
         kernel, grid, args = self._launches[index]
-        kernel[grid](*args, num_warps=self.num_warps)
+        if self.pdl:
+            kernel[grid](*args, PDL=True, num_warps=self.num_warps, launch_pdl=True)
+        else:
+            kernel[grid](*args, PDL=False, num_warps=self.num_warps)
 
     def run(self) -> None:
         for index in range(len(self._launches)):

@@ -20,7 +20,7 @@ def test_dry_run_writes_json_markdown_and_plot(tmp_path):
     (r,) = report["results"]
     assert r["model"] == "tiny-qwen3" and r["bytes_per_step"] > 0 and r["floor_ms"] > 0
     assert set(r["systems"]) == {"hf_eager", "megagen_round_robin"}
-    assert set(r["skipped"]) == {"hf_static_cuda_graph", "torch_compile_cuda_graph"}
+    assert set(r["skipped"]) == {"hf_static_cuda_graph", "torch_compile_cuda_graph", "ops_pdl_cuda_graph"}
     for e in r["systems"].values():
         assert e["min_ms"] <= e["median_ms"] <= e["max_ms"] and e["steps"] == 3
         assert e["fraction_of_floor"] == pytest.approx(r["floor_ms"] / e["median_ms"])
@@ -33,7 +33,7 @@ def test_dry_run_writes_json_markdown_and_plot(tmp_path):
 
 
 def test_step_bytes_counts_weights_once_and_the_kv_cache():
-    import models
+    from megagen import models
     tied = models.random_model("tiny-qwen3", dtype=torch.float32)
     untied = models.random_model("tiny-llama", dtype=torch.float32)
     for model in (tied, untied):

@@ -1,6 +1,7 @@
 """The GPU code path compiles on any machine: each driver, for sm_90, through Triton's bundled ptxas,
 with and without the profiler (which reads %globaltimer and %smid through inline PTX), and the decode
-MegaKernel of every model family in bf16.
+MegaKernel of every model family in bf16, and the op-by-op baseline's kernels with programmatic dependent
+launch.
 
 The interpreter never runs the persistent drivers (it runs the interleaved ones), so
 without this check a GPU-only compile error would first show on a GPU. The compile
@@ -68,14 +69,32 @@ DECODE_SCRIPT = textwrap.dedent('''
     from megagen.decode import DecodeState, Tiling, decode_graph
     from megagen.trace import trace
 
-    # every decode task in bf16: q/k/v bias (qwen2) and q/k norms (qwen3), a sliding window (mistral)
+    # every decode task in bf16: q/k/v bias (qwen2) and q/k norms (qwen3), a sliding window (mistral);
+    # tiles sized for 4 CTAs, so the long projections' tiles run several row blocks
     for preset in ("tiny-qwen2", "tiny-qwen3", "tiny-mistral"):
         decoder = trace(models.random_model(preset, dtype=torch.bfloat16))
         state = DecodeState.allocate(decoder, 2, 64)
-        graph = decode_graph(decoder, state, 2, Tiling(16))
+        graph = decode_graph(decoder, state, 2, Tiling(4))
+        assert max(op.plan.constexprs.get("TILE_ROWS", 0) for op in graph.ops) > 16
         ptx = compile_ptx(build_kernel(graph, "round_robin", num_ctas=16, interleaved=False), num_warps=4)
         assert "mma.sync" in ptx or "wgmma" in ptx, preset  # attention on tensor cores
         print(preset, "ok", len(ptx))
+
+    # the op-by-op baseline's kernels, with programmatic dependent launch
+    from megagen.codegen import load_module, render_standalone, variants_of
+    import triton
+    from triton.backends.compiler import GPUTarget
+    variants, _ = variants_of(graph)
+    pointer = {torch.bfloat16: "*bf16", torch.float32: "*fp32", torch.int64: "*i64"}
+    for v in variants:
+        module, _ = load_module(render_standalone(v), [v], "standalone_ptx_check")
+        signature = {n: "*i64" if n in v.peers else pointer[d] for n, d in v.tensor_dtypes.items()}
+        signature.update({n: "fp32" if is_float else "i32" for n, is_float in v.scalars})
+        signature["PDL"] = "constexpr"
+        src = triton.compiler.ASTSource(fn=module.standalone, signature=signature, constexprs={"PDL": True})
+        ptx = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=dict(num_warps=4)).asm["ptx"]
+        assert "griddepcontrol.wait" in ptx and "griddepcontrol.launch_dependents" in ptx, v.summary
+    print("standalone ok", len(variants))
 
     # one rank of a tensor-parallel decode, as each torchrun process builds it: allreduce forms, peer waits
     from megagen.shard import shard
@@ -95,4 +114,4 @@ DECODE_SCRIPT = textwrap.dedent('''
 
 
 def test_decode_megakernel_compiles_for_sm90(tmp_path):
-    assert _run(DECODE_SCRIPT, tmp_path).count(" ok ") == 5
+    assert _run(DECODE_SCRIPT, tmp_path).count(" ok ") == 6

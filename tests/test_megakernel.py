@@ -608,16 +608,28 @@ def test_same_structure_shares_cached_source(device):
 # (k) the op-by-op baseline
 # ---------------------------------------------------------------------------------------------------------
 
+def _pdl_capable() -> bool:
+    return not interpreting() and torch.cuda.get_device_capability()[0] >= 9
+
+
+@pytest.mark.parametrize("pdl", [False, pytest.param(True, marks=pytest.mark.skipif(
+    not _pdl_capable(), reason="programmatic dependent launch needs a Hopper GPU"))])
 @pytest.mark.parametrize("case", list(CASES))
-def test_op_launches_match_megakernel(case, device):
+def test_op_launches_match_megakernel(case, pdl, device):
     c = CASES[case](device)
-    ol = megagen.OpLaunches(c.graph)
+    ol = megagen.OpLaunches(c.graph, pdl=pdl)
     c.run(ol)  # op by op is correct on its own
     baseline = {name: out.clone() for name, (out, _) in c.expected.items()}
     mk = c.graph.compile("zigzag", num_ctas=3)
     c.run(mk)
     for name, (out, _) in c.expected.items():
         assert_matches(out, baseline[name], what=f"{name} (MegaKernel vs OpLaunches)", rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.skipif(_pdl_capable(), reason="checks the refusal where PDL is unavailable")
+def test_op_launches_refuse_pdl_without_hopper(device):
+    with pytest.raises(megagen.MegagenError, match="pdl=True needs"):
+        megagen.OpLaunches(elementwise_chain(device).graph, pdl=True)
 
 
 # ---------------------------------------------------------------------------------------------------------

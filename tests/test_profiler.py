@@ -192,3 +192,47 @@ def test_recorded_buffer_missing_a_task_is_refused(device):
         Profile.from_buffer(rows, g)
     with pytest.raises(megagen.MegagenError, match="shape"):
         Profile.from_buffer(rows[:7], g)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the per-layer waterfall (benchmarks/waterfall.py)
+# ---------------------------------------------------------------------------------------------------------
+
+def _waterfall_module():
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import waterfall
+    return waterfall
+
+
+def test_waterfall_splits_each_phase_into_parts_that_add_up():
+    from megagen import models
+    wf = _waterfall_module()
+    config = models.preset_config("tiny-llama")
+    rows = np.array([  # task, cta, sm, start, wait done, end (ns)
+        (0, 0, 0, 0, 100, 1100),       # L0.q_proj tile 0
+        (1, 1, 1, 0, 100, 1000),       # L0.q_proj tile 1
+        (2, 1, 1, 1000, 1000, 1500),   # L0.k_proj: same phase as q
+        (3, 0, 0, 1100, 1600, 2000),   # L0.attention
+        (4, 1, 1, 1500, 2100, 3000),   # lm_head
+    ])
+    p = Profile("g", ["L0.q_proj", "L0.k_proj", "L0.attention", "lm_head"], ["rmsnorm_gemv"] * 2 +
+                ["attention_partial", "rmsnorm_gemv"], [0, 2, 3, 4, 5], rows, "globaltimer")
+    sizes = wf.op_bytes(config, context=8)
+    table = wf.waterfall(p, config, context=8, bandwidth=1e9)  # 1 byte per ns
+    assert [(r["layer"], r["phase"], r["tiles"]) for r in table] == [
+        (0, "q/k/v", 3), (0, "attention", 1), (None, "lm_head", 1)]
+    qkv, attention, head = table
+    assert qkv["bytes"] == sizes["q_proj"] + sizes["k_proj"] and qkv["floor"] == pytest.approx(qkv["bytes"])
+    # critical 1500; mean CTA busy (1000 + 900 + 500) / 2 = 1200; busiest CTA 900 + 500 = 1400
+    assert qkv["critical"] == 1500
+    assert qkv["slow_streaming"] == pytest.approx(1200 - qkv["floor"])
+    assert qkv["uneven_waves"] == pytest.approx(200) and qkv["latency"] == pytest.approx(100)
+    assert attention["critical"] == 500 and head["critical"] == 1000
+    for r in table:
+        parts = r["floor"] + r["slow_streaming"] + r["uneven_waves"] + r["latency"]
+        assert parts == pytest.approx(r["critical"])
+    assert sum(r["critical"] for r in table) == p.span
+    md = wf.markdown(table, "synthetic")
+    assert "| q/k/v (median of 1 layers) | 3 |" in md and "| lm_head | 1 |" in md

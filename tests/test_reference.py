@@ -8,11 +8,10 @@ import triton
 import triton.language as tl
 
 import megagen
-from megagen import models
-from megagen import TaskDefinitionError, find_mismatch, run_reference
+from megagen import TaskDefinitionError, find_mismatch, models, run_reference
 from megagen.tasks import add, gemv, mul, rmsnorm_gemv_bias, scale, silu_mul_gemv_residual
 from megagen.tasks.sampling import argmax_partial, embedding, greedy_pick
-from mgutil import rand, weights
+from mgutil import assert_matches, rand, weights
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -115,7 +114,8 @@ def test_find_mismatch_passes_a_decode_step_and_leaves_the_reference_state(devic
 # ---------------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("batch", [1, 3])  # GEMV tiles at batch 1 drop the batch dimension (megagen/tasks/linear.py)
-def test_find_mismatch_passes_builtin_tasks_in_other_shapes(device, batch):
+@pytest.mark.parametrize("tile_rows", [(16, 16, 16), (12, 24, 40)], ids=["one_block", "masked_blocks"])
+def test_find_mismatch_passes_builtin_tasks_in_other_shapes(device, batch, tile_rows):
     k, n = 64, 48
     g = megagen.TaskGraph("shapes")
     w1, w2, w3 = weights(n, k, device=device), weights(40, n, device=device), weights(n, 40, device=device)
@@ -128,11 +128,12 @@ def test_find_mismatch_passes_builtin_tasks_in_other_shapes(device, batch):
     logits[0, 1, [70, 71]] = 3.0  # a tie inside one block
     g.input(w1, w2, w3, x, norm_w, bias, up, table, tokens, pos, logits)
     split = torch.empty(2, batch, n, device=device)  # two K chunks: fp32 partial sums
-    g.add(gemv, w=w1, x=x, y=split, BLOCK_N=16, BLOCK_K=64)
+    # tiles of several row blocks, the last masked where a tile's rows end inside it or at N
+    g.add(gemv, w=w1, x=x, y=split, BLOCK_N=16, BLOCK_K=64, TILE_ROWS=tile_rows[0])
     normed = torch.empty(1, batch, 40, device=device)
-    g.add(rmsnorm_gemv_bias, w=w2, x=split, norm_w=norm_w, bias=bias, y=normed, BLOCK_N=16)
+    g.add(rmsnorm_gemv_bias, w=w2, x=split, norm_w=norm_w, bias=bias, y=normed, BLOCK_N=16, TILE_ROWS=tile_rows[1])
     out = torch.empty(1, batch, n, device=device)
-    g.add(silu_mul_gemv_residual, w=w3, x=normed, x2=up, residual=split, y=out, BLOCK_N=16)
+    g.add(silu_mul_gemv_residual, w=w3, x=normed, x2=up, residual=split, y=out, BLOCK_N=16, TILE_ROWS=tile_rows[2])
     flat = [torch.empty(batch * n, device=device) for _ in range(3)]
     g.add(scale, x=out.view(-1), out=flat[0], alpha=0.3, BLOCK=32)
     g.add(add, x=flat[0], y=out.view(-1), out=flat[1], BLOCK=32)
@@ -147,6 +148,18 @@ def test_find_mismatch_passes_builtin_tasks_in_other_shapes(device, batch):
     assert find_mismatch(g) is None
     assert next_tokens.tolist() == [10, 70] and pos.tolist() == [4, 10]
     assert torch.equal(emb[0], table[[7, 200]])
+    expected = {"out": out.clone(), "normed": normed.clone()}  # the references' results
+    # plain PyTorch agrees with the references: y = W @ silu(x) * x2 + the two split-K partial sums
+    gate = normed.float()
+    torch.testing.assert_close(out[0], (gate * torch.sigmoid(gate) * up)[0] @ w3.T + split.sum(0), rtol=1e-4,
+                               atol=1e-4)
+    # and the MegaKernel computes the same, every tile of every op in one launch
+    for t in (out, normed):
+        t.fill_(float("nan"))
+    pos.copy_(torch.tensor([3, 9]))
+    g.compile("round_robin").run()
+    assert_matches(out, expected["out"], rtol=1e-4, atol=1e-4, what="out (MegaKernel)")
+    assert_matches(normed, expected["normed"], rtol=1e-4, atol=1e-4, what="normed (MegaKernel)")
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -16,7 +16,9 @@ the GEMV is split along K and y holds fp32 partial sums, one per chunk: a consum
 them as its P, so the reduction is deterministic, needs no zeroing, and a consumer tile of
 chunk c waits only for the producer rows it reads.
 
-Tiles: ``rows = cdiv(N, BLOCK_N)`` row blocks times S chunks, chunk-major. Every batch row
+Tiles: ``cdiv(N, TILE_ROWS)`` row tiles times S chunks, chunk-major; a tile runs its rows in blocks
+of BLOCK_N, one after another (TILE_ROWS need not be a multiple of BLOCK_N: a block's rows past the
+tile are masked), so a decode graph can size tiles to fill whole waves of CTAs. Every batch row
 is computed from one load of the weight tile, so a batch costs little more than one row.
 Weights are written by no task (megagen refuses a graph where an earlier op writes a
 prefetched tensor), so ``gemv_prefetch`` loads the first weight block before the tile
@@ -39,9 +41,9 @@ _RMS_VALUES = 4096
 
 
 @triton.jit
-def _weight_block(w, rows, k0, N, K: tl.constexpr, BLOCK_K: tl.constexpr):
+def _weight_block(w, rows, row_end, k0, K: tl.constexpr, BLOCK_K: tl.constexpr):
     cols = k0 + tl.arange(0, BLOCK_K)
-    mask = (rows[:, None] < N) & (cols[None, :] < K)
+    mask = (rows[:, None] < row_end) & (cols[None, :] < K)
     return tl.load(w + rows[:, None] * K + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_first")
 
 
@@ -138,44 +140,73 @@ def _x_form(xk, extra, x, norm_w, rstd, B_PAD: tl.constexpr, X_MODE: tl.constexp
 
 @triton.jit
 def gemv_prefetch(w, tile, N, K: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                  ROW_TILES: tl.constexpr, CHUNK: tl.constexpr):
+                  ROW_TILES: tl.constexpr, TILE_ROWS: tl.constexpr, CHUNK: tl.constexpr):
     """The tile's first weight block, loaded before the tile waits for its input."""
-    rows = (tile % ROW_TILES) * BLOCK_N + tl.arange(0, BLOCK_N)
-    return _weight_block(w, rows, (tile // ROW_TILES) * CHUNK, N, K, BLOCK_K)
+    first_row = (tile % ROW_TILES) * TILE_ROWS
+    rows = first_row + tl.arange(0, BLOCK_N)
+    return _weight_block(w, rows, tl.minimum(first_row + TILE_ROWS, N), (tile // ROW_TILES) * CHUNK, K, BLOCK_K)
+
+
+@triton.jit
+def _zero_acc(BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr):
+    if B_PAD == 1:
+        return tl.zeros((BLOCK_N, BLOCK_K), dtype=tl.float32)
+    else:
+        return tl.zeros((B_PAD, BLOCK_N, BLOCK_K), dtype=tl.float32)
+
+
+@triton.jit
+def _store_rows(acc, rows, row_end, chunk, bias, residual, y, B, N, B_PAD: tl.constexpr, RES_PARTS: tl.constexpr):
+    """Reduce a row block's products and store its rows below row_end, the bias and residual added by the
+    first K chunk."""
+    out = tl.sum(acc, axis=-1)  # [BLOCK_N], or [B_PAD, BLOCK_N] for a batch
+    offs, mask = _batch_offsets(rows, B, N, B_PAD)
+    mask = mask & (rows < row_end)
+    if chunk == 0:
+        if bias is not None:
+            out += tl.load(bias + rows, mask=rows < row_end, other=0.0).to(tl.float32)
+        if residual is not None:
+            for p in tl.static_range(RES_PARTS):
+                out += tl.load(residual + p * B * N + offs, mask=mask, other=0.0).to(tl.float32)
+    tl.store(y + chunk * B * N + offs, out.to(y.dtype.element_ty), mask=mask)
 
 
 @triton.jit
 def linear_tile(w, x, x2, norm_w, bias, residual, y, tile, N, B, prefetched, K: tl.constexpr,
                 BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr, ROW_TILES: tl.constexpr,
-                CHUNK: tl.constexpr, X_PARTS: tl.constexpr, RES_PARTS: tl.constexpr, X_MODE: tl.constexpr,
-                EPS: tl.constexpr, RMS_BLOCK: tl.constexpr):
+                TILE_ROWS: tl.constexpr, CHUNK: tl.constexpr, X_PARTS: tl.constexpr, RES_PARTS: tl.constexpr,
+                X_MODE: tl.constexpr, EPS: tl.constexpr, RMS_BLOCK: tl.constexpr):
+    """TILE_ROWS rows in blocks of BLOCK_N, one block after another, over one K chunk: the weight blocks
+    stream in one sequence (two in flight, across row blocks too), and the tile's fixed costs (dispatch,
+    wait, the RMSNorm pass) are paid once for all of them."""
+    K_STEPS: tl.constexpr = CHUNK // BLOCK_K
+    ROW_BLOCKS: tl.constexpr = (TILE_ROWS + BLOCK_N - 1) // BLOCK_N
     chunk = tile // ROW_TILES
-    rows = (tile % ROW_TILES) * BLOCK_N + tl.arange(0, BLOCK_N)
+    first_row = (tile % ROW_TILES) * TILE_ROWS
+    row_end = tl.minimum(first_row + TILE_ROWS, N)
+    rows = first_row + tl.arange(0, BLOCK_N)
     k_begin = chunk * CHUNK
     rstd = 0.0
     if X_MODE == "rmsnorm":
         rstd = _rms_inverse(x, norm_w, B, EPS, K, RMS_BLOCK, B_PAD, X_PARTS)
-    if B_PAD == 1:
-        acc = tl.zeros((BLOCK_N, BLOCK_K), dtype=tl.float32)
-    else:
-        acc = tl.zeros((B_PAD, BLOCK_N, BLOCK_K), dtype=tl.float32)
+    acc = _zero_acc(BLOCK_N, BLOCK_K, B_PAD)
     wk = prefetched
     xk, extra = _x_load(x, x2, norm_w, k_begin, B, K, BLOCK_K, B_PAD, X_PARTS, X_MODE)
-    for j in range(1, CHUNK // BLOCK_K):
-        w_next = _weight_block(w, rows, k_begin + j * BLOCK_K, N, K, BLOCK_K)
-        x_next, extra_next = _x_load(x, x2, norm_w, k_begin + j * BLOCK_K, B, K, BLOCK_K, B_PAD, X_PARTS, X_MODE)
+    for j in range(1, ROW_BLOCKS * K_STEPS):  # load block j while block j - 1 is multiplied
+        next_rows = rows
+        if ROW_BLOCKS > 1:
+            next_rows = first_row + (j // K_STEPS) * BLOCK_N + tl.arange(0, BLOCK_N)
+        k_next = k_begin + (j % K_STEPS) * BLOCK_K
+        w_next = _weight_block(w, next_rows, row_end, k_next, K, BLOCK_K)
+        x_next, extra_next = _x_load(x, x2, norm_w, k_next, B, K, BLOCK_K, B_PAD, X_PARTS, X_MODE)
         acc += _product(wk, _x_form(xk, extra, x, norm_w, rstd, B_PAD, X_MODE), B_PAD)
-        wk, xk, extra = w_next, x_next, extra_next
+        if ROW_BLOCKS > 1:
+            if j % K_STEPS == 0:  # block j - 1 ended a row block
+                _store_rows(acc, rows, row_end, chunk, bias, residual, y, B, N, B_PAD, RES_PARTS)
+                acc = _zero_acc(BLOCK_N, BLOCK_K, B_PAD)
+        wk, xk, extra, rows = w_next, x_next, extra_next, next_rows
     acc += _product(wk, _x_form(xk, extra, x, norm_w, rstd, B_PAD, X_MODE), B_PAD)
-    out = tl.sum(acc, axis=-1)  # [BLOCK_N], or [B_PAD, BLOCK_N] for a batch
-    offs, mask = _batch_offsets(rows, B, N, B_PAD)
-    if chunk == 0:
-        if bias is not None:
-            out += tl.load(bias + rows, mask=rows < N, other=0.0).to(tl.float32)
-        if residual is not None:
-            for p in tl.static_range(RES_PARTS):
-                out += tl.load(residual + p * B * N + offs, mask=mask, other=0.0).to(tl.float32)
-    tl.store(y + chunk * B * N + offs, out.to(y.dtype.element_ty), mask=mask)
+    _store_rows(acc, rows, row_end, chunk, bias, residual, y, B, N, B_PAD, RES_PARTS)
 
 
 def _parts(t, parts, B):
@@ -187,10 +218,10 @@ def _round_to(v, dtype):
     return v.to(dtype).float()
 
 
-def linear_reference(w, x, x2, norm_w, bias, residual, y, tile, N, B, K, BLOCK_N, ROW_TILES, CHUNK, X_PARTS,
+def linear_reference(w, x, x2, norm_w, bias, residual, y, tile, N, B, K, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS,
                      RES_PARTS, X_MODE, EPS):
     chunk, r = divmod(tile, ROW_TILES)
-    rows, cols = slice(r * BLOCK_N, (r + 1) * BLOCK_N), slice(chunk * CHUNK, (chunk + 1) * CHUNK)
+    rows, cols = slice(r * TILE_ROWS, (r + 1) * TILE_ROWS), slice(chunk * CHUNK, (chunk + 1) * CHUNK)
     xs = _parts(x, X_PARTS, B)
     if X_MODE == "rmsnorm":
         xs = _round_to(xs, norm_w.dtype)
@@ -231,7 +262,8 @@ def split_k_blocks(k: int, split: int, batch: int, BLOCK_K: int = 512) -> tuple[
     return (block, chunk) if cdiv(k, chunk) == split else None
 
 
-def _linear_plan(w, x, y, x2=None, norm_w=None, bias=None, residual=None, eps=1e-6, BLOCK_N=32, BLOCK_K=512):
+def _linear_plan(w, x, y, x2=None, norm_w=None, bias=None, residual=None, eps=1e-6, BLOCK_N=32, BLOCK_K=512,
+                 TILE_ROWS=None):
     if w.dim() != 2 or not w.is_contiguous():
         raise TaskDefinitionError(f"linear: w must be a contiguous [N, K] matrix, got shape {tuple(w.shape)}")
     n, k = w.shape
@@ -258,10 +290,13 @@ def _linear_plan(w, x, y, x2=None, norm_w=None, bias=None, residual=None, eps=1e
         raise TaskDefinitionError(f"linear: K={k} does not split into {split} chunks of whole column blocks; "
                                   "use fewer splits or a smaller BLOCK_K")
     BLOCK_K, chunk = blocks
-    row_tiles = cdiv(n, BLOCK_N)
+    TILE_ROWS = BLOCK_N if TILE_ROWS is None else TILE_ROWS
+    if not isinstance(TILE_ROWS, int) or TILE_ROWS < 1:
+        raise TaskDefinitionError(f"linear: TILE_ROWS must be a positive int, got {TILE_ROWS!r}")
+    row_tiles = cdiv(n, TILE_ROWS)
     t = tile_arange(row_tiles * split)
     r, c = t % row_tiles, t // row_tiles
-    rows = (r * BLOCK_N, BLOCK_N)
+    rows = (r * TILE_ROWS, TILE_ROWS)
     cols = (c * chunk, chunk)
     x_cols = ALL if norm_w is not None else cols  # RMSNorm needs the whole row
     reads = {"w": (rows, cols), "x": _box(x, ALL, x_cols)}
@@ -275,12 +310,12 @@ def _linear_plan(w, x, y, x2=None, norm_w=None, bias=None, residual=None, eps=1e
         reads["residual"] = _box(residual, ALL, rows)
     mode = "rmsnorm" if norm_w is not None else "silu_mul" if x2 is not None else "plain"
     constexprs = {"K": k, "BLOCK_N": BLOCK_N, "BLOCK_K": BLOCK_K, "B_PAD": b_pad, "ROW_TILES": row_tiles,
-                  "CHUNK": chunk, "X_PARTS": parts, "RES_PARTS": res_parts, "X_MODE": mode,
+                  "TILE_ROWS": TILE_ROWS, "CHUNK": chunk, "X_PARTS": parts, "RES_PARTS": res_parts, "X_MODE": mode,
                   "EPS": float(eps) if norm_w is not None else 0.0,
                   "RMS_BLOCK": min(triton.next_power_of_2(k), _RMS_VALUES // b_pad) if norm_w is not None else 1}
     constexprs.update({name: None for name, v in (("x2", x2), ("norm_w", norm_w), ("bias", bias),
                                                    ("residual", residual)) if v is None})
-    tile_bytes = BLOCK_N * chunk * w.element_size()
+    tile_bytes = TILE_ROWS * chunk * w.element_size()
     return TilePlan(t.size, reads=reads, writes={"y": _box(y, (c, 1), rows)},
                     scalars={"N": n, "B": batch}, constexprs=constexprs,
                     cost=0.5 + tile_bytes / _SM_BYTES_PER_US)

@@ -1,0 +1,132 @@
+"""Per-layer waterfall of a profiled decode step: where each phase's critical-path time goes.
+
+    python benchmarks/waterfall.py PROFILE.npz --model Qwen3-0.6B --context 512 --bandwidth-gbps 4230
+
+``benchmarks/profile_decode.py`` writes one beside its profile. For every phase of a layer (q/k/v, RoPE,
+attention, its combine, o, gate/up, down; ops of one phase run side by side) it splits the phase's time on
+the critical path, from the previous phase's last tile end to its own, into four parts that add up to it:
+
+- floor: the bytes the phase reads (weights, KV cache) over the copy bandwidth;
+- slow streaming: the CTAs' mean busy time in the phase (sum of its tiles' run times over the CTAs) beyond
+  the floor; negative where the data came from L2;
+- uneven waves: the busiest CTA's run time in the phase beyond the mean (tiles that do not fill whole
+  waves, or tiles of unequal length);
+- latency: the rest: dependency wake-up, dispatch, and the wait for the phase's last tile (the tail).
+
+Phases can overlap (down's first tiles start while up's last run), so a phase's critical time can be
+shorter than its busy time; a layer's total is exact either way.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from megagen.errors import MegagenError
+from megagen.profiler import CTA, Profile
+
+# op name (after "L{i}.") -> phase; ops of one phase have no dependencies between them
+PHASE_OF = {"q_proj": "q/k/v", "k_proj": "q/k/v", "v_proj": "q/k/v", "rope_q": "rope", "rope_kv": "rope",
+            "attention": "attention", "attention_combine": "combine", "o_proj": "o", "o_proj.allreduce": "o",
+            "gate_proj": "gate/up", "up_proj": "gate/up", "down_proj": "down", "down_proj.allreduce": "down"}
+_LAYER_OP = re.compile(r"L(\d+)\.(.+)")
+
+
+def op_bytes(config, context: int, batch: int = 1, itemsize: int = 2) -> dict[str, int]:
+    """Bytes each op of one layer reads from memory (by op name after ``L{i}.``), and the lm_head's."""
+    hidden, inter = config.hidden_size, config.intermediate_size
+    heads, kv = config.num_attention_heads, config.num_key_value_heads
+    d = getattr(config, "head_dim", None) or hidden // heads
+    w = itemsize
+    return {"q_proj": heads * d * hidden * w, "k_proj": kv * d * hidden * w, "v_proj": kv * d * hidden * w,
+            "attention": 2 * batch * kv * context * d * w, "o_proj": hidden * heads * d * w,
+            "gate_proj": inter * hidden * w, "up_proj": inter * hidden * w, "down_proj": hidden * inter * w,
+            "lm_head": config.vocab_size * hidden * w}
+
+
+def phases_of(profile: Profile) -> list[tuple[int | None, str, np.ndarray]]:
+    """(layer or None, phase name, its tasks) in program order; ops outside layers are phases of their own."""
+    out, index = [], {}
+    for k, name in enumerate(profile.op_names):
+        m = _LAYER_OP.fullmatch(name)
+        key = (int(m.group(1)), PHASE_OF.get(m.group(2), m.group(2))) if m else (None, name)
+        tasks = np.arange(profile.op_offsets[k], profile.op_offsets[k + 1])
+        if key in index:
+            out[index[key]] = (*key, np.concatenate([out[index[key]][2], tasks]))
+        else:
+            index[key] = len(out)
+            out.append((*key, tasks))
+    return out
+
+
+def waterfall(profile: Profile, config, context: int, bandwidth: float, batch: int = 1) -> list[dict]:
+    """One row per phase, in program order: critical time and its floor / slow streaming / uneven waves /
+    latency split (ns), plus bytes and tiles. ``bandwidth`` in bytes per second."""
+    if profile.clock != "globaltimer":
+        raise MegagenError("a waterfall needs a GPU profile (globaltimer clock), not the interpreter's logical one")
+    sizes = op_bytes(config, context, batch)
+    ctas = np.unique(profile.rows[:, CTA]).size
+    run, end, cta = profile.run, profile.end, profile.rows[:, CTA]
+    rows, prev_end = [], 0
+    for layer, phase, tasks in phases_of(profile):
+        names = {profile.op_names[k] for k in np.unique(profile.task_op[tasks])}
+        nbytes = sum(sizes.get(_LAYER_OP.fullmatch(n).group(2) if _LAYER_OP.fullmatch(n) else n, 0) for n in names)
+        phase_end = int(end[tasks].max())
+        critical = phase_end - prev_end
+        floor = nbytes / bandwidth * 1e9
+        busy = run[tasks].sum() / ctas
+        busiest = max(np.bincount(cta[tasks], weights=run[tasks]))
+        rows.append(dict(layer=layer, phase=phase, tiles=tasks.size, bytes=nbytes, critical=critical, floor=floor,
+                         slow_streaming=busy - floor, uneven_waves=busiest - busy, latency=critical - busiest))
+        prev_end = max(prev_end, phase_end)
+    return rows
+
+
+def layer_table(rows: list[dict]) -> list[dict]:
+    """Per phase of a layer, the median over the model's layers (phases outside layers as they are)."""
+    by_phase = defaultdict(list)
+    for r in rows:
+        by_phase[(r["layer"] is None, r["phase"])].append(r)
+    table = []
+    for (outside, phase), rs in by_phase.items():
+        med = {k: float(np.median([r[k] for r in rs])) for k in ("tiles", "bytes", "critical", "floor",
+                                                                  "slow_streaming", "uneven_waves", "latency")}
+        table.append(dict(phase=phase, layers=0 if outside else len(rs), **med))
+    return table
+
+
+def markdown(rows: list[dict], title: str) -> str:
+    table = layer_table(rows)
+    total = sum(r["critical"] for r in rows)
+    layer = [r for r in table if r["layers"]]
+    lines = [f"### {title}", "",
+             f"Step span {total / 1e3:.1f} µs; a layer (median phases) {sum(r['critical'] for r in layer) / 1e3:.1f} µs "
+             f"against a floor of {sum(r['floor'] for r in layer) / 1e3:.1f} µs.", "",
+             "| phase | tiles | MB read | critical µs | floor µs | slow streaming µs | uneven waves µs | latency µs |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in table:
+        name = f"{r['phase']} (median of {r['layers']} layers)" if r["layers"] else r["phase"]
+        lines.append(f"| {name} | {r['tiles']:.0f} | {r['bytes'] / 1e6:.2f} | {r['critical'] / 1e3:.2f} | "
+                     f"{r['floor'] / 1e3:.2f} | {r['slow_streaming'] / 1e3:.2f} | {r['uneven_waves'] / 1e3:.2f} | "
+                     f"{r['latency'] / 1e3:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    from megagen import models
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("profile", help="profile.npz written by benchmarks/profile_decode.py")
+    ap.add_argument("--model", required=True, help="the preset the profile was taken of")
+    ap.add_argument("--context", type=int, default=512)
+    ap.add_argument("--bandwidth-gbps", type=float, required=True, help="copy bandwidth measured on that GPU")
+    args = ap.parse_args(argv)
+    rows = waterfall(Profile.load(args.profile), models.preset_config(args.model), args.context,
+                     args.bandwidth_gbps * 1e9)
+    print(markdown(rows, f"{args.model}, {Path(args.profile).parent.name}"))
+
+
+if __name__ == "__main__":
+    main()
