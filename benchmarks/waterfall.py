@@ -47,12 +47,18 @@ def op_bytes(config, context: int, batch: int = 1, itemsize: int = 2) -> dict[st
             "lm_head": config.vocab_size * hidden * w}
 
 
+def _layer_and_kind(op_name: str) -> tuple[int | None, str]:
+    """("L3.q_proj") -> (3, "q_proj"); an op outside the layers -> (None, its name)."""
+    m = _LAYER_OP.fullmatch(op_name)
+    return (int(m.group(1)), m.group(2)) if m else (None, op_name)
+
+
 def phases_of(profile: Profile) -> list[tuple[int | None, str, np.ndarray]]:
     """(layer or None, phase name, its tasks) in program order; ops outside layers are phases of their own."""
     out, index = [], {}
     for k, name in enumerate(profile.op_names):
-        m = _LAYER_OP.fullmatch(name)
-        key = (int(m.group(1)), PHASE_OF.get(m.group(2), m.group(2))) if m else (None, name)
+        layer, kind = _layer_and_kind(name)
+        key = (layer, PHASE_OF.get(kind, kind) if layer is not None else kind)
         tasks = np.arange(profile.op_offsets[k], profile.op_offsets[k + 1])
         if key in index:
             out[index[key]] = (*key, np.concatenate([out[index[key]][2], tasks]))
@@ -73,7 +79,7 @@ def waterfall(profile: Profile, config, context: int, bandwidth: float, batch: i
     rows, prev_end = [], 0
     for layer, phase, tasks in phases_of(profile):
         names = {profile.op_names[k] for k in np.unique(profile.task_op[tasks])}
-        nbytes = sum(sizes.get(_LAYER_OP.fullmatch(n).group(2) if _LAYER_OP.fullmatch(n) else n, 0) for n in names)
+        nbytes = sum(sizes.get(_layer_and_kind(n)[1], 0) for n in names)
         phase_end = int(end[tasks].max())
         critical = phase_end - prev_end
         floor = nbytes / bandwidth * 1e9

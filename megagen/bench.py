@@ -94,22 +94,21 @@ def step_bytes(model, context: int, batch: int) -> int:
 
 # -- the systems ----------------------------------------------------------------------------------------
 
-def _cuda_graph(step):
-    """Capture ``step`` (already warmed up) in a CUDA graph; returns its replay."""
+def _graph_replay(step, before):
+    """``step`` warmed up on a side stream (``before`` ahead of each call), then captured in a CUDA graph
+    after one more ``before``; returns the graph's replay."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            before()
+            step()
+    torch.cuda.current_stream().wait_stream(stream)
+    before()
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         step()
     return graph.replay
-
-
-def _warm_on_side_stream(step, before, times: int = 3):
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for _ in range(times):
-            before()
-            step()
-    torch.cuda.current_stream().wait_stream(stream)
 
 
 def hf_eager(model, prompt):
@@ -145,9 +144,7 @@ def hf_static(model, prompt, compiled: bool):
     def rewind():  # StaticCache counts the tokens it holds on the device; keep the context fixed
         for layer in cache.layers:
             layer.cumulative_length.fill_(context)
-    _warm_on_side_stream(step, rewind)
-    rewind()
-    return _cuda_graph(step), rewind
+    return _graph_replay(step, rewind), rewind
 
 
 def ops_pdl(model, prompt, options):
@@ -159,9 +156,7 @@ def ops_pdl(model, prompt, options):
 
     def reset():
         runner.state.pos[:batch].fill_(context)
-    _warm_on_side_stream(ops.run, reset)
-    reset()
-    return _cuda_graph(ops.run), reset
+    return _graph_replay(ops.run, reset), reset
 
 
 def megagen_step(model, prompt, scheduler, options):
@@ -185,9 +180,7 @@ def megagen_step(model, prompt, scheduler, options):
         kernel.run(check=False)
     info = {"build_s": build_s, "first_launch_s": compile_s, "tasks": kernel.dag.num_tasks, "ctas": kernel.num_ctas}
     if prompt.is_cuda:
-        _warm_on_side_stream(step, reset)
-        reset()
-        return _cuda_graph(step), reset, kernel, info
+        return _graph_replay(step, reset), reset, kernel, info
     return step, reset, kernel, info
 
 

@@ -133,7 +133,7 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
     def act(*shape, dtype=dt):
         return torch.empty(shape, dtype=dtype, device=dev)
 
-    def tile_rows(*weights, split_k=False, align=None):
+    def gemv_tiling(*weights, split_k=False, align=None):
         """(rows per tile, K splits) for GEMVs that form one phase (they run side by side)."""
         k = weights[0].shape[1]
         return tiling.gemv_tiles([w.shape[0] for w in weights], k, batch, weights[0].element_size(), split_k,
@@ -148,7 +148,7 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         """A projection added to the residual stream: fused on one rank, through an allreduce across ranks.
         ``tiles``: its (rows per tile, K splits), chosen here when not given."""
         n, k = w.shape
-        rows, split = tiles or tile_rows(w, split_k=True)
+        rows, split = tiles or gemv_tiling(w, split_k=True)
         if tp == 1:
             return linear(task, w, act(split, batch, n, dtype=torch.float32), name, rows, residual=residual,
                           **tensors)
@@ -165,7 +165,7 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         g.input(layer.input_norm.weight, layer.post_norm.weight)
         norm = dict(x=resid, norm_w=layer.input_norm.weight, eps=layer.input_norm.eps)
         proj = {}
-        qkv_rows, _ = tile_rows(a.q.weight, a.k.weight, a.v.weight)
+        qkv_rows, _ = gemv_tiling(a.q.weight, a.k.weight, a.v.weight)
         for name, lin, heads in (("q", a.q, a.heads), ("k", a.k, a.kv_heads), ("v", a.v, a.kv_heads)):
             y = act(1, batch, heads * a.head_dim)
             if lin.bias is not None:
@@ -201,9 +201,9 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
 
         post = dict(x=resid, norm_w=layer.post_norm.weight, eps=layer.post_norm.eps)
         inter = layer.gate.weight.shape[0]
-        down_rows, down_split = tile_rows(layer.down.weight, split_k=True)  # gate/up tiles align to its chunks
+        down_rows, down_split = gemv_tiling(layer.down.weight, split_k=True)  # gate/up tiles align to its chunks
         _, down_chunk = Lin.split_k_blocks(inter, down_split, batch, tiling.block_k)
-        mlp_rows, _ = tile_rows(layer.gate.weight, layer.up.weight, align=down_chunk)
+        mlp_rows, _ = gemv_tiling(layer.gate.weight, layer.up.weight, align=down_chunk)
         gate = linear(Lin.rmsnorm_gemv, layer.gate.weight, act(1, batch, inter), f"L{i}.gate_proj", mlp_rows, **post)
         up = linear(Lin.rmsnorm_gemv, layer.up.weight, act(1, batch, inter), f"L{i}.up_proj", mlp_rows, **post)
         resid = residual_linear(Lin.silu_mul_gemv_residual, Lin.silu_mul_gemv, layer.down.weight, f"L{i}.down_proj",
@@ -212,7 +212,7 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
     vocab = decoder.lm_head.shape[0]  # this rank's slice of the vocabulary
     logits = act(1, batch, vocab)
     argmax_block, blocks = S.argmax_blocks(vocab)  # lm_head tiles align to the argmax's blocks
-    linear(Lin.rmsnorm_gemv, decoder.lm_head, logits, "lm_head", tile_rows(decoder.lm_head, align=argmax_block)[0],
+    linear(Lin.rmsnorm_gemv, decoder.lm_head, logits, "lm_head", gemv_tiling(decoder.lm_head, align=argmax_block)[0],
            x=resid, norm_w=decoder.final_norm.weight, eps=decoder.final_norm.eps)
     value = world.symmetric(rank, (batch, blocks), torch.float32)  # every rank's best per block, read by all
     index = world.symmetric(rank, (batch, blocks), torch.int64)

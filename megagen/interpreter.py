@@ -91,9 +91,8 @@ def _bf16_as_values(interpreter) -> None:
     dot, binary_op, cast = builder.create_dot, builder.binary_op, builder.cast_impl
 
     def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
-        if is_bf16(a) or is_bf16(b):
-            a = Handle(bf16_bits_to_f32(a.data), tl.float32) if is_bf16(a) else a
-            b = Handle(bf16_bits_to_f32(b.data), tl.float32) if is_bf16(b) else b
+        a = Handle(bf16_bits_to_f32(a.data), tl.float32) if is_bf16(a) else a
+        b = Handle(bf16_bits_to_f32(b.data), tl.float32) if is_bf16(b) else b
         return dot(self, a, b, d, input_precision, max_num_imprecise_acc)
 
     def create_binary_op(self, lhs, rhs, op):

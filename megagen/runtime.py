@@ -278,10 +278,7 @@ class OpLaunches:
     def run_op(self, index: int) -> None:
         """Launch op ``index`` of the graph on its own (every tile, one program each)."""
         kernel, grid, args = self._launches[index]
-        if self.pdl:
-            kernel[grid](*args, PDL=True, num_warps=self.num_warps, launch_pdl=True)
-        else:
-            kernel[grid](*args, PDL=False, num_warps=self.num_warps)
+        kernel[grid](*args, PDL=self.pdl, num_warps=self.num_warps, launch_pdl=self.pdl)
 
     def run(self) -> None:
         for index in range(len(self._launches)):
