@@ -28,7 +28,8 @@ import numpy as np
 from megagen.errors import MegagenError
 from megagen.profiler import CTA, Profile
 
-# op name (after "L{i}.") -> phase; ops of one phase have no dependencies between them
+# op name (after "L{i}.") -> phase; ops of one phase have no dependencies between them (rope_q / rope_kv:
+# profiles from before the attention partials applied RoPE themselves, as committed under benchmarks/results)
 PHASE_OF = {"q_proj": "q/k/v", "k_proj": "q/k/v", "v_proj": "q/k/v", "rope_q": "rope", "rope_kv": "rope",
             "attention": "attention", "attention_combine": "combine", "o_proj": "o", "o_proj.allreduce": "o",
             "gate_proj": "gate/up", "up_proj": "gate/up", "down_proj": "down", "down_proj.allreduce": "down"}

@@ -19,6 +19,7 @@ bench.png into ``--out``.
 from __future__ import annotations
 
 import argparse
+import ast
 import datetime
 import json
 import statistics
@@ -324,8 +325,14 @@ def parse_args(argv):
 
 
 def build_options(pairs: list[str]) -> dict:
-    """``--option key=value`` arguments as megagen.build keyword arguments (integers where they are)."""
-    return {k: int(v) if v.lstrip("-").isdigit() else v for k, v in (o.split("=", 1) for o in pairs)}
+    """``--option key=value`` arguments as megagen.build keyword arguments: Python literals where they parse
+    (16, False, 0.5), strings otherwise (round_robin)."""
+    def value(v):
+        try:
+            return ast.literal_eval(v)
+        except (ValueError, SyntaxError):
+            return v
+    return {k: value(v) for k, v in (o.split("=", 1) for o in pairs)}
 
 
 def main(argv=None) -> int:

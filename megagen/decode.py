@@ -4,11 +4,11 @@ Per layer the graph has these dependency phases (tiles of one phase run side by 
 tile starts as soon as the tiles it reads are done):
 
 1. q, k, v projections with the input RMSNorm fused in (and Qwen2's biases);
-2. RoPE (after Qwen3's q/k RMSNorm) for q, and for k with the KV-cache append of k and v;
-3. split-KV attention partials; 4. their combine;
-5. o projection, adding the residual stream;
-6. gate and up projections with the post-attention RMSNorm fused in;
-7. down projection over silu(gate) * up, adding the residual stream.
+2. split-KV attention partials, which apply RoPE (after Qwen3's q/k RMSNorm) themselves;
+3. their combine, which also appends the new key and value (the last split's) to the KV cache;
+4. o projection, adding the residual stream;
+5. gate and up projections with the post-attention RMSNorm fused in;
+6. down projection over silu(gate) * up, adding the residual stream.
 
 Under tensor parallelism (a rank's shard, ``megagen.shard``) the o and down projections write
 their partial sums to symmetric buffers instead, and an allreduce phase after each adds every
@@ -175,28 +175,22 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
             else:
                 proj[name] = linear(Lin.rmsnorm_gemv, lin.weight, y, f"L{i}.{name}_proj", qkv_rows, **norm)
 
-        q_rot = act(batch, a.heads, a.head_dim)
-        rope = dict(cos=state.cos, sin=state.sin, pos=state.pos)
-        if a.q_norm is not None:
-            g.input(a.q_norm.weight, a.k_norm.weight)
-            g.add(A.rmsnorm_rope_q, name=f"L{i}.rope_q", q=proj["q"], q_rot=q_rot, norm_w=a.q_norm.weight,
-                  eps=a.q_norm.eps, **rope)
-            g.add(A.rmsnorm_rope_kv_append, name=f"L{i}.rope_kv", k=proj["k"], v=proj["v"],
-                  k_cache=state.k_cache[i], v_cache=state.v_cache[i], norm_w=a.k_norm.weight, eps=a.k_norm.eps,
-                  **rope)
-        else:
-            g.add(A.rope_q, name=f"L{i}.rope_q", q=proj["q"], q_rot=q_rot, **rope)
-            g.add(A.rope_kv_append, name=f"L{i}.rope_kv", k=proj["k"], v=proj["v"], k_cache=state.k_cache[i],
-                  v_cache=state.v_cache[i], **rope)
-
         splits = tiling.attention_splits(batch, a.kv_heads)
         o_part = act(batch, a.heads, splits, a.head_dim, dtype=torch.float32)
         ml_part = act(batch, a.heads, splits, 2, dtype=torch.float32)
-        g.add(A.attention_partial, name=f"L{i}.attention", q_rot=q_rot, k_cache=state.k_cache[i],
-              v_cache=state.v_cache[i], pos=state.pos, o_part=o_part, ml_part=ml_part, scale=a.scaling,
-              window=a.window or 0, BLOCK_S=tiling.attention_block)
+        new_kv = act(batch, a.kv_heads, 2, a.head_dim)  # the new token's key and value, from attention to combine
         attn = act(1, batch, a.heads * a.head_dim)
-        g.add(A.attention_combine, name=f"L{i}.attention_combine", o_part=o_part, ml_part=ml_part, out=attn)
+        cache = dict(k_cache=state.k_cache[i], v_cache=state.v_cache[i])
+        partial, norms = A.attention_partial, {}
+        if a.q_norm is not None:
+            g.input(a.q_norm.weight, a.k_norm.weight)
+            partial = A.qk_norm_attention_partial
+            norms = dict(q_norm_w=a.q_norm.weight, k_norm_w=a.k_norm.weight, q_eps=a.q_norm.eps, k_eps=a.k_norm.eps)
+        g.add(partial, name=f"L{i}.attention", q=proj["q"], k=proj["k"], v=proj["v"], cos=state.cos, sin=state.sin,
+              pos=state.pos, o_part=o_part, ml_part=ml_part, new_kv=new_kv, scale=a.scaling, window=a.window or 0,
+              BLOCK_S=tiling.attention_block, **cache, **norms)
+        g.add(A.attention_combine, name=f"L{i}.attention_combine", o_part=o_part, ml_part=ml_part, new_kv=new_kv,
+              pos=state.pos, out=attn, **cache)
         resid = residual_linear(Lin.gemv_residual, Lin.gemv, a.o.weight, f"L{i}.o_proj", resid, x=attn)
 
         post = dict(x=resid, norm_w=layer.post_norm.weight, eps=layer.post_norm.eps)

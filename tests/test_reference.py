@@ -48,9 +48,9 @@ twice = megagen.register_task("r_twice_wrong_on_tile_3", twice_tile, inputs=("x"
 # A decode step: reference executor against the MegaKernel and HuggingFace
 # ---------------------------------------------------------------------------------------------------------
 
-def _decode_runner(name: str, prompt_len: int, device):
+def _decode_runner(name: str, prompt_len: int, device, max_seq_len=32, **options):
     model = models.random_model(name, dtype=torch.float32, device=device)
-    runner = megagen.build(model, max_seq_len=32)
+    runner = megagen.build(model, max_seq_len=max_seq_len, **options)
     prompt = torch.randint(0, 256, (1, prompt_len), device=device)
     runner.prefill(prompt)
     return model, runner, prompt
@@ -75,10 +75,13 @@ def _outputs(runner) -> dict:
                 k_cache=torch.stack(st.k_cache).clone(), v_cache=torch.stack(st.v_cache).clone())
 
 
-# prompt lengths: Mistral's is longer than its sliding window (8), so the window cuts the context
-@pytest.mark.parametrize("name, prompt_len", [("tiny-qwen3", 5), ("tiny-qwen2", 5), ("tiny-mistral", 12)])
-def test_reference_decode_step_matches_megakernel_and_huggingface(name, prompt_len, device):
-    model, runner, prompt = _decode_runner(name, prompt_len, device)
+# prompt lengths: Mistral's is longer than its sliding window (8), so the window cuts the context; at 70 each of
+# Qwen3's 2 attention splits per KV head runs its 35 cached keys in three blocks of 16 (the last one masked)
+@pytest.mark.parametrize("name, prompt_len, options", [
+    ("tiny-qwen3", 5, {}), ("tiny-qwen2", 5, {}), ("tiny-mistral", 12, {}),
+    ("tiny-qwen3", 70, dict(max_seq_len=96, attention_block=16))], ids=["qwen3", "qwen2", "mistral", "qwen3-blocks"])
+def test_reference_decode_step_matches_megakernel_and_huggingface(name, prompt_len, options, device):
+    model, runner, prompt = _decode_runner(name, prompt_len, device, **options)
     restore = _snapshot(runner)
     token = runner.state.tokens[:1].clone()
     run_reference(runner.task_graph)
