@@ -167,47 +167,82 @@ class Runner:
 
     @torch.no_grad()
     def generate(self, input_ids: torch.Tensor, max_new_tokens: int | None = None, *, return_logits: bool = False,
-                 **options):
+                 streamer=None, **options):
         """Greedy generation, as ``model.generate(input_ids, do_sample=False, max_new_tokens=N)``.
 
         Returns prompt plus new tokens [batch, length + new] (after end-of-sequence, a row gets the
         pad token and generation stops once every row has ended, as HuggingFace does). With
         ``return_logits`` also the logits of every new token [batch, new, vocab]: the first from
-        the prefill, the others from the MegaKernel."""
-        check_options("generate", options, ("max_new_tokens", "return_logits"),
+        the prefill, the others from the MegaKernel. ``streamer``: HuggingFace's streamer interface
+        (``put``, ``end``; ``transformers.TextStreamer`` works as it is), given the prompt and then
+        each step's tokens as the step finishes. Launches are queued without waiting for each
+        other; every EOS_CHECK_EVERY steps (every step with a streamer) the new tokens are read,
+        so generation stops at most that many launches after every row has ended."""
+        check_options("generate", options, ("max_new_tokens", "return_logits", "streamer"),
                       note=" (megagen decodes greedily, as model.generate(do_sample=False) does)")
+        if streamer is not None and not all(callable(getattr(streamer, m, None)) for m in ("put", "end")):
+            raise MegagenError(f"streamer must have put(token_ids) and end() methods, as transformers.TextStreamer "
+                               f"has; got {type(streamer).__name__}")
         input_ids = self._check_input(input_ids, max_new_tokens)
         batch = input_ids.shape[0]
         kernel = self.kernel(batch)
         first = self.prefill(input_ids)
-        steps, logits = [self.state.tokens[:batch].clone()], [first]
-        for _ in range(max_new_tokens - 1):
-            kernel.run(check=False)
-            steps.append(self.state.tokens[:batch].clone())
-            if return_logits:
-                logits.append(self.logits(batch).clone())
+        if streamer is not None:
+            streamer.put(input_ids.cpu())
+        end = _EndOfSequence(self.model.generation_config, batch)
+        pending, new, logits = [], [], [first]  # tokens not yet read; read and padded; per-step logits
+        for step in range(max_new_tokens):
+            if step:
+                kernel.run(check=False)
+                if return_logits:
+                    logits.append(self.logits(batch).clone())
+            pending.append(self.state.tokens[:batch].clone())
+            if streamer is not None or len(pending) == EOS_CHECK_EVERY or step == max_new_tokens - 1:
+                for tokens in torch.stack(pending, 1).cpu().unbind(1):  # one wait for the device
+                    new.append(end.pad(tokens))
+                    if streamer is not None:
+                        streamer.put(new[-1])
+                    if end.done:
+                        break
+                pending.clear()
+                if end.done:
+                    break
         kernel.check()
-        new = _finish_like_hf(torch.stack(steps, 1), self.model.generation_config)
-        sequences = torch.cat([input_ids, new], 1)
+        if streamer is not None:
+            streamer.end()
+        sequences = torch.cat([input_ids, torch.stack(new, 1).to(input_ids.device)], 1)
         if not return_logits:
             return sequences
-        return sequences, torch.stack(logits[:new.shape[1]], 1).to(first.dtype)
+        return sequences, torch.stack(logits[:len(new)], 1).to(first.dtype)
 
 
-def _finish_like_hf(new: torch.Tensor, generation_config) -> torch.Tensor:
-    """Apply HuggingFace's end-of-sequence rule to greedily generated tokens [batch, steps]."""
-    eos = generation_config.eos_token_id
-    if eos is None:
-        return new
-    eos = torch.tensor([eos] if isinstance(eos, int) else list(eos), device=new.device)
-    pad = generation_config.pad_token_id
-    pad = int(eos[0]) if pad is None else pad
-    is_eos = torch.isin(new, eos)
-    ended_before = (torch.cumsum(is_eos.int(), 1) - is_eos.int()) > 0  # an earlier step produced eos
-    new = torch.where(ended_before, torch.full_like(new, pad), new)
-    alive = ~ended_before
-    last = int(alive.any(0).nonzero().max()) + 1  # HF stops after the step where the last row ended
-    return new[:, :last]
+# Steps between reads of the generated tokens when nothing streams them: an early stop costs at most this many
+# launches past the end, and the launches in between queue up without a wait on the device.
+EOS_CHECK_EVERY = 8
+
+
+class _EndOfSequence:
+    """HuggingFace's end-of-sequence rule, step by step: after its eos token a row gets the pad token (eos when
+    the config has none), and generation ends once every row has ended."""
+
+    def __init__(self, generation_config, batch: int):
+        eos = generation_config.eos_token_id
+        self.eos = None if eos is None else torch.tensor([eos] if isinstance(eos, int) else list(eos))
+        pad = generation_config.pad_token_id
+        self.pad_id = pad if pad is not None or self.eos is None else int(self.eos[0])
+        self.ended = torch.zeros(batch, dtype=torch.bool)
+
+    def pad(self, tokens: torch.Tensor) -> torch.Tensor:
+        """One step's tokens [batch] (on the CPU) as HuggingFace returns them; records the rows that end."""
+        if self.eos is None:
+            return tokens
+        out = torch.where(self.ended, torch.full_like(tokens, self.pad_id), tokens)
+        self.ended |= torch.isin(tokens, self.eos)
+        return out
+
+    @property
+    def done(self) -> bool:
+        return self.eos is not None and bool(self.ended.all())
 
 
 def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, max_batch_size: int = 1, *,

@@ -4,6 +4,7 @@ import runpy
 import subprocess
 import sys
 import time
+from ast import literal_eval
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,6 +23,9 @@ def test_readme_model_example_runs(tmp_path, capsys):
     assert out[0] == "True"
     assert "L0.attention" in out[1]
     assert out[2].endswith(".py")
+    streamed = out[3:]  # the prompt row, then each new token, then end
+    assert len(streamed) == 5 and len(literal_eval(streamed[0])[0]) == 8 and streamed[-1] == "end", streamed
+    assert all(len(literal_eval(line)) == 1 for line in streamed[1:-1]), streamed
 
 
 def test_readme_tensor_parallel_example_runs(tmp_path, capsys):

@@ -21,6 +21,7 @@ import torch
 import megagen
 from megagen import models
 from megagen.backend import default_device
+from megagen.runner import EOS_CHECK_EVERY
 from megagen.runtime import MegaKernel
 
 DEVICE = default_device()  # the CPU under the interpreter, else the GPU
@@ -405,6 +406,21 @@ def test_eos_stops_early_batch_one(family, monkeypatch):
     seq = runner.generate(ids, max_new_tokens=new)
     assert seq.shape == ref.shape and torch.equal(seq, ref), f"megagen {seq.tolist()}\nHF      {ref.tolist()}"
 
+    # With room for 20 tokens generation stops early: the tokens are read every EOS_CHECK_EVERY launches,
+    # and every launch with a streamer, which gets what HF's streamer gets
+    long, kernel = MAX_SEQ_LEN - 5, runner.kernel(1)
+    assert step < EOS_CHECK_EVERY < long - 1, "test setup"
+    before = kernel.launches
+    assert torch.equal(runner.generate(ids, max_new_tokens=long), ref)
+    assert kernel.launches - before == EOS_CHECK_EVERY - 1  # the first token comes from the prefill
+    ours, hf = Recorder(), Recorder()
+    before = kernel.launches
+    assert torch.equal(runner.generate(ids, max_new_tokens=long, streamer=ours), ref)
+    assert kernel.launches - before == step
+    with torch.no_grad():
+        model.generate(ids, do_sample=False, max_new_tokens=long, streamer=hf)
+    assert ours.calls == hf.calls and ours.calls[-1] == "end", f"megagen {ours.calls}\nHF      {hf.calls}"
+
 
 def test_eos_pads_finished_rows_batch_two(family, monkeypatch):
     model, runner = family("tiny-llama")
@@ -420,6 +436,48 @@ def test_eos_pads_finished_rows_batch_two(family, monkeypatch):
     assert (ref[0, 5 + s0 + 1:] == 0).all() and ref[0, 5 + s0 + 1:].numel() > 0, "test setup: row 0 not padded"
     seq = runner.generate(ids, max_new_tokens=new)
     assert seq.shape == ref.shape and torch.equal(seq, ref), f"megagen {seq.tolist()}\nHF      {ref.tolist()}"
+    ours, hf = Recorder(), Recorder()  # a finished row streams pad tokens, as HF's does
+    runner.generate(ids, max_new_tokens=new, streamer=ours)
+    with torch.no_grad():
+        model.generate(ids, do_sample=False, max_new_tokens=new, streamer=hf)
+    assert ours.calls == hf.calls, f"megagen {ours.calls}\nHF      {hf.calls}"
+
+
+class Recorder:
+    """A streamer that records what it is given: HuggingFace's interface (put, end)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def put(self, value):
+        self.calls.append(value.tolist())
+
+    def end(self):
+        self.calls.append("end")
+
+
+def test_text_streamer_prints_the_new_text(family, capsys):
+    from tokenizers import Tokenizer, models as tokenizer_models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast, TextStreamer
+    model, runner = family("tiny-qwen3")
+    words = Tokenizer(tokenizer_models.WordLevel({f"w{i}": i for i in range(model.config.vocab_size)}, unk_token="w0"))
+    words.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=words)
+    ids = prompt(1, 5)
+    seq = runner.generate(ids, max_new_tokens=6, streamer=TextStreamer(tokenizer, skip_prompt=True))
+    text = tokenizer.decode(seq[0, 5:])
+    assert len(text.split()) == seq.shape[1] - 5 and capsys.readouterr().out == text + "\n"
+
+
+def test_bad_streamer_is_refused_before_running(family):
+    model, runner = family("tiny-qwen3")
+    ids = prompt(1, 5)
+    kernel = runner.kernel(1)
+    before = kernel.launches
+    with pytest.raises(megagen.MegagenError, match="streamer must have put"):
+        runner.generate(ids, max_new_tokens=3, streamer=print)
+    assert kernel.launches == before
+    assert torch.equal(runner.generate(ids, max_new_tokens=3), hf_generate(model, ids, 3))  # still usable
 
 
 # ---------------------------------------------------------------------------------------------------------
