@@ -7,7 +7,7 @@ from megagen.backend import interpreting, num_sms
 from megagen.decode import DecodeState, Tiling, decode_graph
 from megagen.errors import MegagenError, UnsupportedModelError, check_options
 from megagen.runtime import INTERPRETER_VIRTUAL_CTAS, MegaKernel, kernel_option_names
-from megagen.shard import check_divisible, shard
+from megagen.shard import check_divisible, kv_heads_of, shard
 from megagen.trace import trace
 from megagen.world import World, make_world
 
@@ -156,11 +156,12 @@ class Runner:
         batch, length = input_ids.shape
         out = self.model(input_ids=input_ids, past_key_values=DynamicCache(), use_cache=True, logits_to_keep=1)
         logits = out.logits[:, -1]
+        kv_heads = self.model.config.num_key_value_heads
         for rank, state in zip(self.world.ranks, self.states):
-            heads = state.k_cache[0].shape[1]  # each rank caches its own KV heads
+            heads = kv_heads_of(rank, self.tp, kv_heads)  # each rank caches its own KV heads
             for i, layer in enumerate(out.past_key_values.layers):
-                state.k_cache[i][:batch, :, :length] = layer.keys[:, rank * heads:(rank + 1) * heads]
-                state.v_cache[i][:batch, :, :length] = layer.values[:, rank * heads:(rank + 1) * heads]
+                state.k_cache[i][:batch, :, :length] = layer.keys[:, heads.start:heads.stop]
+                state.v_cache[i][:batch, :, :length] = layer.values[:, heads.start:heads.stop]
             state.tokens[:batch] = logits.argmax(-1)
             state.pos[:batch] = length
         return logits

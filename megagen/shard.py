@@ -2,6 +2,8 @@
 
 Rank r of tp keeps:
 - q, k, v (and their biases): its heads' rows (column-parallel), so attention runs on its heads;
+  with fewer KV heads than ranks, each KV head is replicated on the tp / KV ranks whose query
+  heads use it (as Megatron and vLLM do), so any tp that divides the heads works;
 - o: the matching columns (row-parallel): its output is a partial sum, allreduced across ranks;
 - gate, up: its rows of the intermediate size; down: the matching columns (allreduced);
 - lm_head: its rows of the vocabulary (vocabulary-parallel), cdiv(vocab, tp) each, the last
@@ -24,15 +26,29 @@ from megagen.trace import Decoder, Layer, Projection
 
 
 def check_divisible(decoder: Decoder, tp: int) -> None:
-    """Raise MegagenError unless ``tp`` splits the heads, the KV heads and the intermediate size evenly."""
+    """Raise MegagenError unless ``tp`` splits the heads and the intermediate size evenly, and either splits
+    the KV heads evenly or is a multiple of them (each KV head then replicated on tp / KV ranks)."""
     if not isinstance(tp, int) or tp < 1:
         raise MegagenError(f"tp must be a positive int, got {tp!r}")
     a = decoder.layers[0].attn
     inter = decoder.layers[0].gate.weight.shape[0]
-    for what, n in (("attention heads", a.heads), ("KV heads", a.kv_heads), ("intermediate size", inter)):
+    hint = (f"choose a tp that divides {a.heads} heads and intermediate size {inter}, and divides or is a multiple "
+            f"of {a.kv_heads} KV heads")
+    for what, n in (("attention heads", a.heads), ("intermediate size", inter)):
         if n % tp:
-            raise MegagenError(f"tp={tp} does not divide the model's {what} ({n}); choose a tp that divides "
-                               f"{a.heads} heads, {a.kv_heads} KV heads and intermediate size {inter}")
+            raise MegagenError(f"tp={tp} does not divide the model's {what} ({n}); {hint}")
+    if a.kv_heads % tp and tp % a.kv_heads:
+        raise MegagenError(f"tp={tp} neither divides the model's KV heads ({a.kv_heads}) nor is a multiple of them; "
+                           f"{hint}")
+
+
+def kv_heads_of(rank: int, tp: int, kv_heads: int) -> range:
+    """The KV heads rank ``rank`` holds: its share of them, or the one its query heads use when tp > KV."""
+    if kv_heads % tp == 0:
+        n = kv_heads // tp
+        return range(rank * n, (rank + 1) * n)
+    head = rank // (tp // kv_heads)
+    return range(head, head + 1)
 
 
 def _rows(t: torch.Tensor | None, rank: int, parts: int) -> torch.Tensor | None:
@@ -49,6 +65,16 @@ def _cols(t: torch.Tensor, rank: int, parts: int) -> torch.Tensor:
 
 def _column_parallel(p: Projection, rank: int, tp: int) -> Projection:
     return Projection(_rows(p.weight, rank, tp), _rows(p.bias, rank, tp))
+
+
+def _kv_parallel(p: Projection, heads: range, kv_heads: int) -> Projection:
+    """The rows of a k or v projection that compute ``heads`` of its ``kv_heads``."""
+    def rows(t):
+        if t is None:
+            return None
+        n = t.shape[0] // kv_heads
+        return t[heads.start * n:heads.stop * n].contiguous()
+    return Projection(rows(p.weight), rows(p.bias))
 
 
 def _row_parallel(p: Projection, rank: int, tp: int) -> Projection:
@@ -72,9 +98,10 @@ def shard(decoder: Decoder, rank: int, tp: int) -> Decoder:
     layers = []
     for layer in decoder.layers:
         a = layer.attn
-        attn = dataclasses.replace(a, q=_column_parallel(a.q, rank, tp), k=_column_parallel(a.k, rank, tp),
-                                   v=_column_parallel(a.v, rank, tp), o=_row_parallel(a.o, rank, tp),
-                                   heads=a.heads // tp, kv_heads=a.kv_heads // tp)
+        kv = kv_heads_of(rank, tp, a.kv_heads)
+        attn = dataclasses.replace(a, q=_column_parallel(a.q, rank, tp), k=_kv_parallel(a.k, kv, a.kv_heads),
+                                   v=_kv_parallel(a.v, kv, a.kv_heads), o=_row_parallel(a.o, rank, tp),
+                                   heads=a.heads // tp, kv_heads=len(kv))
         layers.append(Layer(input_norm=layer.input_norm, attn=attn, post_norm=layer.post_norm,
                             gate=_column_parallel(layer.gate, rank, tp), up=_column_parallel(layer.up, rank, tp),
                             down=_row_parallel(layer.down, rank, tp)))
@@ -82,4 +109,4 @@ def shard(decoder: Decoder, rank: int, tp: int) -> Decoder:
                                tp=tp)
 
 
-__all__ = ["check_divisible", "shard", "vocab_shard"]
+__all__ = ["check_divisible", "kv_heads_of", "shard", "vocab_shard"]

@@ -64,6 +64,20 @@ def test_emulated_tp_matches_hf(name, tp, mode, batch, length):
     assert not torch.equal(runner.states[0].k_cache[0], runner.states[1].k_cache[0])
 
 
+@pytest.mark.parametrize("name, tp, kv", [("tiny-llama", 2, 1), ("tiny-qwen3", 4, 1), ("tiny-qwen3", 4, 2)],
+                         ids=["mqa-tp2", "mqa-tp4", "kv2-tp4"])
+def test_kv_heads_are_replicated_when_ranks_outnumber_them(name, tp, kv):
+    """With fewer KV heads than ranks, each rank holds the KV head its query heads use (4 heads here)."""
+    model = tiny(name, 1, num_key_value_heads=kv)
+    runner = megagen.build(model, tp=tp, world="emulated", max_seq_len=MAX_SEQ_LEN, **CTAS)
+    assert [s.layers[0].attn.kv_heads for s in runner.shards] == [1] * tp
+    check_against_hf(runner, model, prompt(1, 5), NEW_TOKENS)
+    replicas = tp // kv  # ranks r and r + 1 share a KV head when replicas > 1
+    caches = [s.k_cache[0] for s in runner.states]
+    assert all(torch.equal(caches[r], caches[r - r % replicas]) for r in range(tp))
+    assert kv == 1 or not torch.equal(caches[0], caches[replicas])
+
+
 def test_schedulers_agree_under_tp():
     """Every rank reduces in one fixed order, so the schedule cannot change a bit of the logits."""
     model = tiny("tiny-qwen3", 2)
@@ -152,8 +166,8 @@ def test_tp_errors_come_before_anything_runs(monkeypatch):
     model = tiny("tiny-qwen3", 1)
     with pytest.raises(MegagenError, match="does not divide the model's attention heads"):
         megagen.build(model, tp=3, world="emulated")
-    with pytest.raises(MegagenError, match="KV heads"):
-        megagen.build(model, tp=4, world="emulated")  # 4 heads, 2 KV heads
+    with pytest.raises(MegagenError, match="neither divides the model's KV heads"):  # 6 heads, 3 KV heads
+        megagen.build(tiny("tiny-qwen3", 1, num_attention_heads=6, num_key_value_heads=3), tp=2, world="emulated")
     with pytest.raises(MegagenError, match="intermediate size"):
         megagen.build(tiny("tiny-qwen3", 4, intermediate_size=130), tp=4, world="emulated")
     with pytest.raises(MegagenError, match="allreduce"):
