@@ -156,7 +156,7 @@ class Runner:
         batch, length = input_ids.shape
         out = self.model(input_ids=input_ids, past_key_values=DynamicCache(), use_cache=True, logits_to_keep=1)
         logits = out.logits[:, -1]
-        kv_heads = self.model.config.num_key_value_heads
+        kv_heads = self.decoder.layers[0].attn.kv_heads
         for rank, state in zip(self.world.ranks, self.states):
             heads = kv_heads_of(rank, self.tp, kv_heads)  # each rank caches its own KV heads
             for i, layer in enumerate(out.past_key_values.layers):

@@ -67,16 +67,6 @@ def _column_parallel(p: Projection, rank: int, tp: int) -> Projection:
     return Projection(_rows(p.weight, rank, tp), _rows(p.bias, rank, tp))
 
 
-def _kv_parallel(p: Projection, heads: range, kv_heads: int) -> Projection:
-    """The rows of a k or v projection that compute ``heads`` of its ``kv_heads``."""
-    def rows(t):
-        if t is None:
-            return None
-        n = t.shape[0] // kv_heads
-        return t[heads.start * n:heads.stop * n].contiguous()
-    return Projection(rows(p.weight), rows(p.bias))
-
-
 def _row_parallel(p: Projection, rank: int, tp: int) -> Projection:
     if p.bias is not None:
         raise MegagenError("a bias on a row-parallel projection (o_proj or down_proj) is not supported")
@@ -99,8 +89,9 @@ def shard(decoder: Decoder, rank: int, tp: int) -> Decoder:
     for layer in decoder.layers:
         a = layer.attn
         kv = kv_heads_of(rank, tp, a.kv_heads)
-        attn = dataclasses.replace(a, q=_column_parallel(a.q, rank, tp), k=_kv_parallel(a.k, kv, a.kv_heads),
-                                   v=_kv_parallel(a.v, kv, a.kv_heads), o=_row_parallel(a.o, rank, tp),
+        part, parts = kv.start // len(kv), a.kv_heads // len(kv)  # this rank's KV heads as one of equal parts
+        attn = dataclasses.replace(a, q=_column_parallel(a.q, rank, tp), k=_column_parallel(a.k, part, parts),
+                                   v=_column_parallel(a.v, part, parts), o=_row_parallel(a.o, rank, tp),
                                    heads=a.heads // tp, kv_heads=len(kv))
         layers.append(Layer(input_norm=layer.input_norm, attn=attn, post_norm=layer.post_norm,
                             gate=_column_parallel(layer.gate, rank, tp), up=_column_parallel(layer.up, rank, tp),
