@@ -2,6 +2,7 @@
 # One device-tool call for decode speed work: megagen bench beside the baselines, A/B runs of build
 # options in the same session, and profiled steps with their per-layer waterfalls.
 #   OUT=dir MODELS="Qwen3-0.6B Llama-3.2-1B" AB="max_tile_rows=16" STAGES="bench ab profile" bash benchmarks/decode_perf.sh
+# PROFILE_OPTIONS="default l2_prefetch_bytes=0" profiles each model once per build option.
 # Everything lands in $OUT/results.tar.gz (the device tool returns few files); a digest is printed last.
 set -u
 OUT=${OUT:-perf_out}; mkdir -p "$OUT/r"
@@ -26,9 +27,13 @@ for stage in ${STAGES:-bench ab profile}; do
       done ;;
     profile)
       for m in $MODELS; do
-        timeout 200 python3 benchmarks/profile_decode.py --model "$m" --out "$OUT/r/profile_$m" \
-          >"$OUT/r/profile_$m.log" 2>&1
-        echo "profile $m rc=$?"
+        for opt in ${PROFILE_OPTIONS:-default}; do  # "default": the build's defaults
+          name=profile_$m; args=()
+          [ "$opt" != default ] && { name=${name}_$opt; args=(--option "$opt"); }
+          timeout 200 python3 benchmarks/profile_decode.py --model "$m" --batch "$BATCH" "${args[@]}" --out "$OUT/r/$name" \
+            >"$OUT/r/$name.log" 2>&1
+          echo "profile $m $opt rc=$?"
+        done
       done ;;
   esac
 done

@@ -27,6 +27,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="Qwen3-0.6B")
     ap.add_argument("--context", type=int, default=512)
+    ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--scheduler", default="round_robin")
     ap.add_argument("--out", default="profile_out")
     ap.add_argument("--option", action="append", default=[], help="a megagen.build option, e.g. max_tile_rows=16")
@@ -35,17 +36,17 @@ def main():
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     model = models.load(args.model, dtype=torch.bfloat16, device="cuda")
-    prompt = torch.randint(3, model.config.vocab_size, (1, args.context), device="cuda")
+    prompt = torch.randint(3, model.config.vocab_size, (args.batch, args.context), device="cuda")
     bandwidth = copy_bandwidth(torch.device("cuda"), True)
-    lines = [f"{args.model}, batch 1, context {args.context}, scheduler {args.scheduler}, options {options}, "
+    lines = [f"{args.model}, batch {args.batch}, context {args.context}, scheduler {args.scheduler}, options {options}, "
              f"{torch.cuda.get_device_name()}, copy bandwidth {bandwidth / 1e9:.0f} GB/s"]
     for profile in (False, True):
         runner = megagen.build(model, scheduler=args.scheduler, max_seq_len=args.context + 16, profile=profile,
-                               **options)
-        kernel = runner.kernel(1)
+                               max_batch_size=args.batch, **options)
+        kernel = runner.kernel(args.batch)
         runner.prefill(prompt)
         times = measure(lambda: kernel.run(check=False), 50, 10,
-                        before=lambda: runner.state.pos.fill_(args.context))
+                        before=lambda: runner.state.pos[:args.batch].fill_(args.context))
         kernel.check()
         lines.append(f"decode step {'with' if profile else 'without'} profiling: "
                      f"{statistics.median(times):.3f} ms (median of 50)")
@@ -58,7 +59,7 @@ def main():
     p.plot(out / "timeline.png")
     text = "\n".join(lines) + "\n\n" + p.summary() + "\n"
     (out / "summary.txt").write_text(text)
-    table = markdown(waterfall(p, model.config, args.context, bandwidth), f"{args.model}: {lines[0]}")
+    table = markdown(waterfall(p, model.config, args.context, bandwidth, args.batch), f"{args.model}: {lines[0]}")
     (out / "waterfall.md").write_text(table)
     print(text + "\n" + table)
 

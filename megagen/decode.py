@@ -99,11 +99,12 @@ class Tiling:
         of tiles (a long list measured 5-8 us of polling a phase, BENCHMARKS.md).
         """
         splits = [s for s in range(1, MAX_K_SPLITS + 1 if split_k else 2)
-                  if s == 1 or Lin.split_k_blocks(k, s, batch, self.block_k) is not None]
+                  if s == 1 or Lin.split_k_blocks(k, s, batch, self.block_n, self.block_k) is not None]
+        block_rows = Lin.block_shape(batch, self.block_n, self.block_k)[0]
 
         def cost(tile_rows, split):
             tiles = split * sum(cdiv(n, tile_rows) for n in rows)
-            streamed = max(tile_rows, self.block_n) * cdiv(k, split) * itemsize
+            streamed = max(tile_rows, block_rows) * cdiv(k, split) * itemsize
             return cdiv(tiles, self.num_ctas) * (streamed + TASK_OVERHEAD_BYTES)
         heights = sorted({self.max_tile_rows, *range(4, self.max_tile_rows + 1, 4)})
         aligned = [r for r in heights if align is None or align % r == 0]
@@ -196,7 +197,7 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         post = dict(x=resid, norm_w=layer.post_norm.weight, eps=layer.post_norm.eps)
         inter = layer.gate.weight.shape[0]
         down_rows, down_split = gemv_tiling(layer.down.weight, split_k=True)  # gate/up tiles align to its chunks
-        _, down_chunk = Lin.split_k_blocks(inter, down_split, batch, tiling.block_k)
+        _, down_chunk = Lin.split_k_blocks(inter, down_split, batch, tiling.block_n, tiling.block_k)
         mlp_rows, _ = gemv_tiling(layer.gate.weight, layer.up.weight, align=down_chunk)
         gate = linear(Lin.rmsnorm_gemv, layer.gate.weight, act(1, batch, inter), f"L{i}.gate_proj", mlp_rows, **post)
         up = linear(Lin.rmsnorm_gemv, layer.up.weight, act(1, batch, inter), f"L{i}.up_proj", mlp_rows, **post)

@@ -217,20 +217,29 @@ def test_from_pretrained_local_path(tmp_path):
     assert torch.equal(runner.generate(ids, max_new_tokens=3), ref)
 
 
-def test_bfloat16_model_matches_hf():
+def _prompt_without_near_ties(model, fp32, batch: int):
+    """A prompt on which HuggingFace's bf16 and fp32 models generate the same tokens, and those tokens. Where they
+    differ (a near-tie), bf16 rounding in another order may go either way, and megagen's tokens follow one or the
+    other; which prompts have near-ties depends on the device's arithmetic, so the first without one is used."""
+    for seed in range(1, 40):
+        ids = prompt(batch, 6, seed=seed)
+        ref = hf_generate(model, ids, 4)
+        if torch.equal(ref, hf_generate(fp32, ids, 4)):
+            return ids, ref
+    raise AssertionError("test setup: every prompt tried has a near-tie between HF bf16 and fp32")
+
+
+@pytest.mark.parametrize("batch", [1, 3])  # batch 3: the GEMVs run as bf16 tensor-core products
+def test_bfloat16_model_matches_hf(batch):
     """A bf16 model (random_model's and a bf16 checkpoint's default dtype) gives HuggingFace's tokens, and
     logits as close to an fp32 forward as HuggingFace's own bf16 ones. Under the interpreter this needs
     megagen.interpreter's bf16 fixes: without them a bf16 tl.dot multiplies the raw bits."""
     model = models.random_model("tiny-qwen3", device=DEVICE, **INIT)
     assert model.dtype == torch.bfloat16
     fp32 = models.random_model("tiny-qwen3", dtype=torch.float32, device=DEVICE, **INIT)  # the same draws
-    runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN)
-    ids = prompt(1, 6, seed=1)
+    runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, max_batch_size=batch)
+    ids, ref = _prompt_without_near_ties(model, fp32, batch)
     seq, logits = runner.generate(ids, max_new_tokens=4, return_logits=True)
-    ref = hf_generate(model, ids, 4)
-    # a prompt without near-ties: where HF bf16 and fp32 pick different tokens (seed 5 here), bf16 rounding in
-    # another order may go either way, and megagen's tokens follow one or the other
-    assert torch.equal(ref, hf_generate(fp32, ids, 4)), "test setup: HF bf16 and fp32 disagree; pick another seed"
     assert torch.equal(seq, ref), f"tokens differ from HF generate:\nmegagen {seq.tolist()}\nHF      {ref.tolist()}"
     with torch.no_grad():
         exact = fp32(ref).logits[:, ids.shape[1] - 1:-1].float()
@@ -536,24 +545,26 @@ QWEN3_06B_LAYER = dict(hidden_size=1024, intermediate_size=3072, num_attention_h
                       head_dim=128, num_hidden_layers=1)
 
 
-@pytest.mark.parametrize("num_ctas, shape", [(4, dict(intermediate_size=192)), (6, dict(intermediate_size=192)),
-                                             (264, QWEN3_06B_LAYER)], ids=["4", "6", "264-qwen3-0.6b-layer"])
-def test_decode_tasks_poll_few_counters(num_ctas, shape):
+@pytest.mark.parametrize("num_ctas, shape, batch", [(4, dict(intermediate_size=192), 1),
+                                                    (6, dict(intermediate_size=192), 1), (264, QWEN3_06B_LAYER, 1),
+                                                    (264, QWEN3_06B_LAYER, 8)],
+                         ids=["4", "6", "264-qwen3-0.6b-layer", "264-qwen3-0.6b-layer-batch8"])
+def test_decode_tasks_poll_few_counters(num_ctas, shape, batch):
     """Tile shapes align with their consumers' chunks, so every task's wait is the counter inlined in its
     record plus at most one block of DEP_BLOCK counters polled at once (longer lists are polled block after
-    block: 68 tile counters cost a phase 5-8 us on an H100)."""
+    block: 68 tile counters cost a phase 5-8 us on an H100; at batch 8 a next-token tile per row polled every
+    reader of its row's position, 58 us)."""
     import numpy as np
     from megagen.compiler import DEFAULT_DEP_BLOCK
     from megagen.decode import DecodeState, Tiling, decode_graph
     from megagen.scoreboard import layout as L
     from megagen.trace import trace
     decoder = trace(tiny("tiny-qwen3", **shape))  # intermediate sizes of 3 x 2^n: K splits in threes
-    graph = decode_graph(decoder, DecodeState.allocate(decoder, 1, 16), 1, Tiling(num_ctas))
+    graph = decode_graph(decoder, DecodeState.allocate(decoder, batch, 16), batch, Tiling(num_ctas))
     layout = L.build_layout(graph.dependencies, np.zeros(len(graph.ops), np.int64),
                             np.zeros(len(graph.ops), np.int64))
     records = layout.records
     waits = (records[:, L.REC_DEP0] >= 0) + records[:, L.REC_DEP_END] - records[:, L.REC_DEP_BEGIN]
     first = np.cumsum([0] + [op.num_tiles for op in graph.ops])
     for op, begin, end in zip(graph.ops, first[:-1], first[1:]):
-        if op.name != "next_token":  # one wait per argmax block of every rank, by design
-            assert waits[begin:end].max() <= 1 + DEFAULT_DEP_BLOCK, f"{op.name}: {waits[begin:end].max()} waits"
+        assert waits[begin:end].max() <= 1 + DEFAULT_DEP_BLOCK, f"{op.name}: {waits[begin:end].max()} waits"

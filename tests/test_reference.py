@@ -116,10 +116,11 @@ def test_find_mismatch_passes_a_decode_step_and_leaves_the_reference_state(devic
 # Built-in tasks in shapes the decode step does not use: split-K partial sums, batch rows, several argmax blocks
 # ---------------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("batch", [1, 3])  # GEMV tiles at batch 1 drop the batch dimension (megagen/tasks/linear.py)
-@pytest.mark.parametrize("tile_rows", [(16, 16, 16), (12, 24, 40)], ids=["one_block", "masked_blocks"])
+# GEMV tiles at batch 1 drop the batch dimension; a batch runs on tensor cores in blocks of 64 rows
+@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize("tile_rows", [(16, 16, 16), (12, 24, 72)], ids=["one_block", "masked_blocks"])
 def test_find_mismatch_passes_builtin_tasks_in_other_shapes(device, batch, tile_rows):
-    k, n = 64, 48
+    k, n = 64, 80
     g = megagen.TaskGraph("shapes")
     w1, w2, w3 = weights(n, k, device=device), weights(40, n, device=device), weights(n, 40, device=device)
     x, norm_w, bias = rand(1, batch, k, device=device), rand(n, device=device), rand(40, device=device)

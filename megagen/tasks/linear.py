@@ -19,7 +19,9 @@ chunk c waits only for the producer rows it reads.
 Tiles: ``cdiv(N, TILE_ROWS)`` row tiles times S chunks, chunk-major; a tile runs its rows in blocks
 of BLOCK_N, one after another (TILE_ROWS need not be a multiple of BLOCK_N: a block's rows past the
 tile are masked), so a decode graph can size tiles to fill whole waves of CTAs. Every batch row
-is computed from one load of the weight tile, so a batch costs little more than one row.
+is computed from one load of the weight tile, so a batch costs little more than one row: at batch 1
+as elementwise products on CUDA cores, for a batch as tensor-core products (``tl.dot``) with the batch
+padded to DOT_BATCH rows (see ``block_shape``).
 Weights are written by no task (megagen refuses a graph where an earlier op writes a
 prefetched tensor), so ``gemv_prefetch`` loads the first weight block before the tile
 waits; the main loop keeps two blocks in flight. Normalised and activated inputs are
@@ -38,6 +40,25 @@ from megagen.tasks.base import ALL, TilePlan, cdiv, register_task, tile_arange
 _SM_BYTES_PER_US = 25_000
 # The RMSNorm pass reads this many values of x per step (32 fp32 registers a thread at 4 warps).
 _RMS_VALUES = 4096
+# A batch runs on tensor cores: tl.dot needs at least 16 rows, so the batch is padded to DOT_BATCH (the padding
+# rows are masked, never loaded), and weight blocks are at least DOT_BLOCK_N rows tall (see block_shape).
+DOT_BATCH = 16
+DOT_BLOCK_N = 64
+
+
+def block_shape(batch: int, BLOCK_N: int, BLOCK_K: int) -> tuple[int, int]:
+    """(rows, columns) of the weight blocks a GEMV tile streams: BLOCK_N x BLOCK_K at batch 1. For a batch
+    the block is at least DOT_BLOCK_N rows and proportionally narrower, so it holds as many weights (as many
+    bytes in flight) while the fp32 x block, [DOT_BATCH, columns], stays small in registers."""
+    if batch == 1:
+        return BLOCK_N, BLOCK_K
+    rows = max(BLOCK_N, DOT_BLOCK_N)
+    return rows, max(16, BLOCK_N * BLOCK_K // rows)
+
+
+def batch_pad(batch: int) -> int:
+    """The batch as the tiles hold it: 1, or padded for tensor cores."""
+    return 1 if batch == 1 else max(DOT_BATCH, triton.next_power_of_2(batch))
 
 
 @triton.jit
@@ -71,12 +92,17 @@ def _per_row(v, B_PAD: tl.constexpr):
 
 
 @triton.jit
-def _product(wk, xk, B_PAD: tl.constexpr):
-    """W block [BLOCK_N, BLOCK_K] times x block ([BLOCK_K] or [B_PAD, BLOCK_K]), elementwise, in fp32."""
+def _accumulate(acc, wk, xk, B_PAD: tl.constexpr, X_IN_W_DTYPE: tl.constexpr):
+    """acc plus W block [BLOCK_N, BLOCK_K] times x block: elementwise fp32 products at batch 1 (x [BLOCK_K]),
+    a tensor-core product into acc [BLOCK_N, B_PAD] for a batch (x [B_PAD, BLOCK_K]). X_IN_W_DTYPE: x holds
+    values the weights' 16-bit dtype represents exactly (rounded where HuggingFace rounds), so the product
+    runs in that dtype; otherwise in fp32 at full precision (never TF32)."""
     if B_PAD == 1:
-        return wk.to(tl.float32) * xk[None, :]
+        return acc + wk.to(tl.float32) * xk[None, :]
+    elif X_IN_W_DTYPE:
+        return tl.dot(wk, tl.trans(xk.to(wk.dtype)), acc)
     else:
-        return wk.to(tl.float32)[None, :, :] * xk[:, None, :]
+        return tl.dot(wk.to(tl.float32), tl.trans(xk), acc, input_precision="ieee")
 
 
 @triton.jit
@@ -150,16 +176,19 @@ def gemv_prefetch(w, tile, N, K: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: t
 @triton.jit
 def _zero_acc(BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr):
     if B_PAD == 1:
-        return tl.zeros((BLOCK_N, BLOCK_K), dtype=tl.float32)
+        return tl.zeros((BLOCK_N, BLOCK_K), dtype=tl.float32)  # products, summed over columns at the store
     else:
-        return tl.zeros((B_PAD, BLOCK_N, BLOCK_K), dtype=tl.float32)
+        return tl.zeros((BLOCK_N, B_PAD), dtype=tl.float32)  # tensor-core results
 
 
 @triton.jit
 def _store_rows(acc, rows, row_end, chunk, bias, residual, y, B, N, B_PAD: tl.constexpr, RES_PARTS: tl.constexpr):
     """Reduce a row block's products and store its rows below row_end, the bias and residual added by the
     first K chunk."""
-    out = tl.sum(acc, axis=-1)  # [BLOCK_N], or [B_PAD, BLOCK_N] for a batch
+    if B_PAD == 1:
+        out = tl.sum(acc, axis=1)  # [BLOCK_N]
+    else:
+        out = tl.trans(acc)  # [B_PAD, BLOCK_N]
     offs, mask = _batch_offsets(rows, B, N, B_PAD)
     mask = mask & (rows < row_end)
     if chunk == 0:
@@ -175,7 +204,7 @@ def _store_rows(acc, rows, row_end, chunk, bias, residual, y, B, N, B_PAD: tl.co
 def linear_tile(w, x, x2, norm_w, bias, residual, y, tile, N, B, prefetched, K: tl.constexpr,
                 BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr, ROW_TILES: tl.constexpr,
                 TILE_ROWS: tl.constexpr, CHUNK: tl.constexpr, X_PARTS: tl.constexpr, RES_PARTS: tl.constexpr,
-                X_MODE: tl.constexpr, EPS: tl.constexpr, RMS_BLOCK: tl.constexpr):
+                X_MODE: tl.constexpr, EPS: tl.constexpr, RMS_BLOCK: tl.constexpr, X_IN_W_DTYPE: tl.constexpr):
     """TILE_ROWS rows in blocks of BLOCK_N, one block after another, over one K chunk: the weight blocks
     stream in one sequence (two in flight, across row blocks too), and the tile's fixed costs (dispatch,
     wait, the RMSNorm pass) are paid once for all of them."""
@@ -199,13 +228,13 @@ def linear_tile(w, x, x2, norm_w, bias, residual, y, tile, N, B, prefetched, K: 
         k_next = k_begin + (j % K_STEPS) * BLOCK_K
         w_next = _weight_block(w, next_rows, row_end, k_next, K, BLOCK_K)
         x_next, extra_next = _x_load(x, x2, norm_w, k_next, B, K, BLOCK_K, B_PAD, X_PARTS, X_MODE)
-        acc += _product(wk, _x_form(xk, extra, x, norm_w, rstd, B_PAD, X_MODE), B_PAD)
+        acc = _accumulate(acc, wk, _x_form(xk, extra, x, norm_w, rstd, B_PAD, X_MODE), B_PAD, X_IN_W_DTYPE)
         if ROW_BLOCKS > 1:
             if j % K_STEPS == 0:  # block j - 1 ended a row block
                 _store_rows(acc, rows, row_end, chunk, bias, residual, y, B, N, B_PAD, RES_PARTS)
                 acc = _zero_acc(BLOCK_N, BLOCK_K, B_PAD)
         wk, xk, extra, rows = w_next, x_next, extra_next, next_rows
-    acc += _product(wk, _x_form(xk, extra, x, norm_w, rstd, B_PAD, X_MODE), B_PAD)
+    acc = _accumulate(acc, wk, _x_form(xk, extra, x, norm_w, rstd, B_PAD, X_MODE), B_PAD, X_IN_W_DTYPE)
     _store_rows(acc, rows, row_end, chunk, bias, residual, y, B, N, B_PAD, RES_PARTS)
 
 
@@ -254,10 +283,10 @@ def _box(t, lead_first, last):
     return ((lead_first,) if t.dim() >= 2 else ()) + ((ALL,) if t.dim() == 3 else ()) + (last,)
 
 
-def split_k_blocks(k: int, split: int, batch: int, BLOCK_K: int = 512) -> tuple[int, int] | None:
-    """(block, chunk) columns of a GEMV over K split ``split`` ways: each chunk is whole blocks, and a
-    block shrinks with the batch so registers stay the same. None if K does not split that way."""
-    block = max(16, min(BLOCK_K // triton.next_power_of_2(batch), triton.next_power_of_2(cdiv(k, split))))
+def split_k_blocks(k: int, split: int, batch: int, BLOCK_N: int = 16, BLOCK_K: int = 512) -> tuple[int, int] | None:
+    """(block, chunk) columns of a GEMV over K split ``split`` ways: each chunk is whole blocks of at most
+    ``block_shape``'s columns. None if K does not split that way."""
+    block = max(16, min(block_shape(batch, BLOCK_N, BLOCK_K)[1], triton.next_power_of_2(cdiv(k, split))))
     chunk = cdiv(cdiv(k, split), block) * block
     return (block, chunk) if cdiv(k, chunk) == split else None
 
@@ -284,12 +313,13 @@ def _linear_plan(w, x, y, x2=None, norm_w=None, bias=None, residual=None, eps=1e
             raise TaskDefinitionError(f"linear: {name} must be a contiguous [{size}] vector, got {tuple(t.shape)}")
     if bias is not None and split > 1:
         raise TaskDefinitionError("linear: a bias with split-K output is not supported; use S = 1")
-    b_pad = triton.next_power_of_2(batch)
-    blocks = split_k_blocks(k, split, batch, BLOCK_K)
+    b_pad = batch_pad(batch)
+    blocks = split_k_blocks(k, split, batch, BLOCK_N, BLOCK_K)
     if blocks is None:
         raise TaskDefinitionError(f"linear: K={k} does not split into {split} chunks of whole column blocks; "
                                   "use fewer splits or a smaller BLOCK_K")
     BLOCK_K, chunk = blocks
+    BLOCK_N = block_shape(batch, BLOCK_N, BLOCK_K)[0]
     TILE_ROWS = BLOCK_N if TILE_ROWS is None else TILE_ROWS
     if not isinstance(TILE_ROWS, int) or TILE_ROWS < 1:
         raise TaskDefinitionError(f"linear: TILE_ROWS must be a positive int, got {TILE_ROWS!r}")
@@ -309,10 +339,13 @@ def _linear_plan(w, x, y, x2=None, norm_w=None, bias=None, residual=None, eps=1e
     if residual is not None:
         reads["residual"] = _box(residual, ALL, rows)
     mode = "rmsnorm" if norm_w is not None else "silu_mul" if x2 is not None else "plain"
+    formed = norm_w if mode == "rmsnorm" else x  # the tensor whose dtype the formed x is rounded to
+    x_in_w_dtype = w.element_size() == 2 and formed.dtype == w.dtype and (mode != "plain" or parts == 1)
     constexprs = {"K": k, "BLOCK_N": BLOCK_N, "BLOCK_K": BLOCK_K, "B_PAD": b_pad, "ROW_TILES": row_tiles,
                   "TILE_ROWS": TILE_ROWS, "CHUNK": chunk, "X_PARTS": parts, "RES_PARTS": res_parts, "X_MODE": mode,
                   "EPS": float(eps) if norm_w is not None else 0.0,
-                  "RMS_BLOCK": min(triton.next_power_of_2(k), _RMS_VALUES // b_pad) if norm_w is not None else 1}
+                  "RMS_BLOCK": min(triton.next_power_of_2(k), _RMS_VALUES // b_pad) if norm_w is not None else 1,
+                  "X_IN_W_DTYPE": x_in_w_dtype}
     constexprs.update({name: None for name, v in (("x2", x2), ("norm_w", norm_w), ("bias", bias),
                                                    ("residual", residual)) if v is None})
     tile_bytes = TILE_ROWS * chunk * w.element_size()

@@ -97,37 +97,42 @@ def _argmax_plan(logits, value, index, offset=0, valid=None, BLOCK=4096):
 
 
 @triton.jit
-def greedy_pick_tile(value, index, tokens, pos, tile, BLOCKS: tl.constexpr, BLOCKS_PAD: tl.constexpr,
+def greedy_pick_tile(value, index, tokens, pos, B, BLOCKS: tl.constexpr, BLOCKS_PAD: tl.constexpr,
                      WORLD: tl.constexpr):
     j = tl.arange(0, BLOCKS_PAD)
-    best = float("-inf")
-    token = tl.zeros((), tl.int64)
-    for peer in tl.static_range(WORLD):  # ranks hold ascending slices of the vocabulary
-        v = tl.load(peer_pointer(value, peer, tl.float32) + tile * BLOCKS + j, mask=j < BLOCKS, other=float("-inf"))
-        top = tl.max(v, axis=0)
-        first = tl.min(tl.where(v == top, j, BLOCKS), axis=0)  # ties go to the lowest token id, as torch.argmax
-        candidate = tl.load(peer_pointer(index, peer, tl.int64) + tile * BLOCKS + first)
-        take = (top > best) | (peer == 0)
-        token = tl.where(take, candidate, token)
-        best = tl.where(take, top, best)
-    tl.store(tokens + tile, token)
-    tl.store(pos + tile, tl.load(pos + tile) + 1)
+    for b in range(B):
+        best = float("-inf")
+        token = tl.zeros((), tl.int64)
+        for peer in tl.static_range(WORLD):  # ranks hold ascending slices of the vocabulary
+            v = tl.load(peer_pointer(value, peer, tl.float32) + b * BLOCKS + j, mask=j < BLOCKS,
+                        other=float("-inf"))
+            top = tl.max(v, axis=0)
+            first = tl.min(tl.where(v == top, j, BLOCKS), axis=0)  # ties go to the lowest token id, as torch.argmax
+            candidate = tl.load(peer_pointer(index, peer, tl.int64) + b * BLOCKS + first)
+            take = (top > best) | (peer == 0)
+            token = tl.where(take, candidate, token)
+            best = tl.where(take, top, best)
+        tl.store(tokens + b, token)
+        tl.store(pos + b, tl.load(pos + b) + 1)
 
 
-def greedy_pick_reference(value, index, tokens, pos, tile):
-    values, indices = torch.cat([v[tile] for v in value]), torch.cat([i[tile] for i in index])
-    tokens[tile] = indices[values.argmax()]
-    pos[tile] += 1
+def greedy_pick_reference(value, index, tokens, pos, B):
+    for b in range(B):
+        values, indices = torch.cat([v[b] for v in value]), torch.cat([i[b] for i in index])
+        tokens[b] = indices[values.argmax()]
+        pos[b] += 1
 
 
 def _pick_plan(value, index, tokens, pos):
+    """One tile for every row: it advances every row's position, so it waits for every reader of the positions
+    in the step, and as one tile it waits for whole ops (a few counters), where a tile per row would poll each
+    reader tile of its row (thousands at batch 8, measured 58 us at the end of a Qwen3-0.6B step on an H100)."""
     batch, blocks = value.shape
     if tokens.dim() != 1 or pos.dim() != 1 or tokens.shape[0] < batch or pos.shape[0] < batch:
         raise TaskDefinitionError(f"greedy_pick: tokens and pos must be [B] vectors with B >= {batch}")
-    t = tile_arange(batch)
-    row = ((t, 1),)
-    return TilePlan(t.size, reads={"value": ((t, 1), ALL), "index": ((t, 1), ALL), "pos": row},
-                    writes={"tokens": row, "pos": row},
+    rows = ((0, batch),)
+    return TilePlan(1, reads={"value": ((0, batch), ALL), "index": ((0, batch), ALL), "pos": rows},
+                    writes={"tokens": rows, "pos": rows}, scalars={"B": batch},
                     constexprs={"BLOCKS": blocks, "BLOCKS_PAD": triton.next_power_of_2(blocks)}, cost=0.5)
 
 
