@@ -294,7 +294,15 @@ BAD_INPUTS = [
     (lambda: dict(input_ids=prompt(1, 4), max_new_tokens=0), r"max_new_tokens"),
     (lambda: dict(input_ids=torch.zeros(1, 0, dtype=torch.int64)), r"length"),        # empty prompt
     (lambda: dict(input_ids=prompt(1, 4), max_new_token=2), r"did you mean 'max_new_tokens'"),  # misspelt
-    (lambda: dict(input_ids=prompt(1, 4), do_sample=True), r"do_sample.*greedily"),
+    (lambda: dict(input_ids=prompt(1, 4), do_samples=True), r"did you mean 'do_sample'"),
+    (lambda: dict(input_ids=prompt(1, 4), do_sample="yes"), r"do_sample must be True, False or None"),
+    (lambda: dict(input_ids=prompt(1, 4), do_sample=True, temperature=0.0), r"temperature must be a positive"),
+    (lambda: dict(input_ids=prompt(1, 4), do_sample=True, temperature=-0.5), r"temperature must be a positive"),
+    (lambda: dict(input_ids=prompt(1, 4), top_p=0.0), r"top_p must be in \(0, 1\]"),       # even when greedy
+    (lambda: dict(input_ids=prompt(1, 4), do_sample=True, top_p=1.5), r"top_p must be in \(0, 1\]"),
+    (lambda: dict(input_ids=prompt(1, 4), top_k=-1), r"top_k must be >= 0"),
+    (lambda: dict(input_ids=prompt(1, 4), do_sample=True, top_k=100), r"more than max_top_k=64"),
+    (lambda: dict(input_ids=prompt(1, 4), do_sample=True, top_k=None, top_p=0.9), r"top_p=0.9 without top_k"),
 ]
 
 

@@ -97,20 +97,29 @@ def _argmax_plan(logits, value, index, offset=0, valid=None, BLOCK=4096):
 
 
 @triton.jit
-def greedy_pick_tile(value, index, tokens, pos, tile, BLOCKS: tl.constexpr, BLOCKS_PAD: tl.constexpr,
-                     WORLD: tl.constexpr):
-    j = tl.arange(0, BLOCKS_PAD)
+def best_of_blocks(value, index, rows, live, BLOCKS: tl.constexpr, BLOCKS_PAD: tl.constexpr, WORLD: tl.constexpr):
+    """The tokens of the best values of batch rows ``rows`` (a vector; ``live`` masks rows past the batch) over
+    every rank's blocks: argmax_partial's outputs, or sample_partial's without truncation (peer inputs)."""
+    j = tl.arange(0, BLOCKS_PAD)[None, :]
     best = float("-inf")
     token = tl.zeros((), tl.int64)
     for peer in tl.static_range(WORLD):  # ranks hold ascending slices of the vocabulary
-        v = tl.load(peer_pointer(value, peer, tl.float32) + tile * BLOCKS + j, mask=j < BLOCKS, other=float("-inf"))
-        top = tl.max(v, axis=0)
-        first = tl.min(tl.where(v == top, j, BLOCKS), axis=0)  # ties go to the lowest token id, as torch.argmax
-        candidate = tl.load(peer_pointer(index, peer, tl.int64) + tile * BLOCKS + first)
+        v = tl.load(peer_pointer(value, peer, tl.float32) + rows[:, None] * BLOCKS + j,
+                    mask=live[:, None] & (j < BLOCKS), other=float("-inf"))
+        top = tl.max(v, axis=1)
+        first = tl.min(tl.where(v == top[:, None], j, BLOCKS), axis=1)  # ties: the lowest token id, as torch.argmax
+        candidate = tl.load(peer_pointer(index, peer, tl.int64) + rows * BLOCKS + first, mask=live, other=0)
         take = (top > best) | (peer == 0)
         token = tl.where(take, candidate, token)
         best = tl.where(take, top, best)
-    tl.store(tokens + tile, token)
+    return token
+
+
+@triton.jit
+def greedy_pick_tile(value, index, tokens, pos, tile, BLOCKS: tl.constexpr, BLOCKS_PAD: tl.constexpr,
+                     WORLD: tl.constexpr):
+    row = tile + tl.arange(0, 1)
+    tl.store(tokens + row, best_of_blocks(value, index, row, row >= 0, BLOCKS, BLOCKS_PAD, WORLD))
     tl.store(pos + tile, tl.load(pos + tile) + 1)
 
 
