@@ -11,7 +11,7 @@ from megagen.errors import MegagenError, UnsupportedModelError, check_options
 from megagen.generation import GREEDY, SAMPLING_OPTIONS, Sampling, resolve
 from megagen.runtime import INTERPRETER_VIRTUAL_CTAS, MegaKernel, kernel_option_names
 from megagen.shard import check_divisible, kv_heads_of, shard
-from megagen.tasks.multinomial import draw
+from megagen.tasks.multinomial import MAX_ROW_CANDIDATES, draw, row_candidates
 from megagen.trace import trace
 from megagen.world import World, make_world
 
@@ -26,7 +26,6 @@ CTAS_PER_SM = 2
 BUILD_OPTIONS = ("tp", "scheduler", "max_seq_len", "max_batch_size", "world", "allreduce", "max_top_k")
 # Tokens a row the sampler ranks by default: HuggingFace's default top_k (50) fits
 DEFAULT_MAX_TOP_K = 64
-MAX_MAX_TOP_K = 1024
 TILING_OPTIONS = ("block_n", "block_k", "attention_block", "max_attention_splits", "max_tile_rows")
 # GEMV row block from tp=4 on: 8 rows measured 17% faster than 16 for Qwen3-8B at tp=4 on H200s, and slower
 # at tp=1 and 2 (BENCHMARKS.md, tensor parallelism)
@@ -304,11 +303,15 @@ def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, ma
         raise MegagenError(f"max_batch_size must be an int in 1..{MAX_BATCH_SIZE}, got {max_batch_size!r}")
     if allreduce not in ("auto", "one_shot", "two_shot"):
         raise MegagenError(f"allreduce must be 'auto', 'one_shot' or 'two_shot', got {allreduce!r}")
-    if (not isinstance(max_top_k, int) or isinstance(max_top_k, bool) or not 1 <= max_top_k <= MAX_MAX_TOP_K
-            or max_top_k & (max_top_k - 1)):
-        raise MegagenError(f"max_top_k must be a power of two in 1..{MAX_MAX_TOP_K}, got {max_top_k!r}")
+    if not isinstance(max_top_k, int) or isinstance(max_top_k, bool) or max_top_k < 1 or max_top_k & (max_top_k - 1):
+        raise MegagenError(f"max_top_k must be a power of two, got {max_top_k!r}")
     decoder = trace(model)
     check_divisible(decoder, tp)
+    candidates = row_candidates(decoder.vocab_size, tp, max_top_k)
+    if candidates > MAX_ROW_CANDIDATES:
+        raise MegagenError(f"max_top_k={max_top_k} gives the sampler {candidates} candidates a row over this "
+                           f"vocabulary and tp, more than it counts ({MAX_ROW_CANDIDATES}); build with a smaller "
+                           "max_top_k")
     limit = getattr(model.config, "max_position_embeddings", None) or DEFAULT_MAX_SEQ_LEN
     max_seq_len = min(limit, DEFAULT_MAX_SEQ_LEN) if max_seq_len is None else max_seq_len
     if not isinstance(max_seq_len, int) or not 2 <= max_seq_len <= limit:

@@ -58,28 +58,26 @@ def _value(order):
 
 
 @triton.jit
-def _at_or_above(keys, lower, upper):
-    """How many of each row's int32 ``keys`` are at or above two thresholds ([R, 1] each): one int32 sum, the
-    counts in 16-bit fields."""
-    return tl.sum((keys >= lower).to(tl.int32) + ((keys >= upper).to(tl.int32) << 16), axis=1, keep_dims=True)
+def _threshold(low, high, i, step):
+    """The search's i-th threshold, as int32 (the bounds are int64: their range may exceed int32's)."""
+    return tl.minimum(low + i * step, high + 1).to(tl.int32)
 
 
 @triton.jit
-def kth_largest(keys, k):
-    """The k-th largest of each row of the int32 ``keys`` [R, N] (1 <= k <= N), as [R, 1]: a five-way search over
-    the key range (about 14 passes), each pass counting the keys at or above four thresholds; the search's bounds
-    are int64, its per-key work int32."""
+def kth_largest(keys, k, low):
+    """The k-th largest of each row of the int32 ``keys`` [R, N] (1 <= k <= N), as [R, 1], given ``low`` [R, 1], a
+    value at most the answer (the row's minimum will do): a three-way search over the key range (at most 21
+    passes), each pass one int32 sum counting the keys at or above two thresholds in 16-bit fields. A pass costs
+    about one reduction's latency, less than sorting the keys would."""
     tl.static_assert(keys.shape[1] < 32768, "kth_largest counts in 16-bit fields: fewer than 32768 keys a row")
-    low = tl.min(keys, axis=1, keep_dims=True).to(tl.int64)  # invariants: at least k keys are >= low; the answer
-    high = tl.max(keys, axis=1, keep_dims=True).to(tl.int64)  # is <= high
+    low = low.to(tl.int64)  # invariants: at least k keys are >= low; the answer is <= high
+    high = tl.max(keys, axis=1, keep_dims=True).to(tl.int64)
     while tl.max(high - low) > 0:  # a settled row stays settled: its step is 0
-        step = (high - low + 4) // 5
-        first = _at_or_above(keys, (low + step).to(tl.int32), tl.minimum(low + 2 * step, high + 1).to(tl.int32))
-        last = _at_or_above(keys, tl.minimum(low + 3 * step, high + 1).to(tl.int32),
-                            tl.minimum(low + 4 * step, high + 1).to(tl.int32))
-        reached = (((first & 0xFFFF) >= k).to(tl.int64) + ((first >> 16) >= k).to(tl.int64)
-                   + ((last & 0xFFFF) >= k).to(tl.int64) + ((last >> 16) >= k).to(tl.int64))  # thresholds with k keys
-        high = tl.where(reached < 4, low + (reached + 1) * step - 1, high)
+        step = (high - low + 2) // 3
+        counts = tl.sum((keys >= _threshold(low, high, 1, step)).to(tl.int32)
+                        + ((keys >= _threshold(low, high, 2, step)).to(tl.int32) << 16), axis=1, keep_dims=True)
+        reached = ((counts & 0xFFFF) >= k).to(tl.int64) + ((counts >> 16) >= k).to(tl.int64)  # thresholds with k
+        high = tl.where(reached < 2, low + (reached + 1) * step - 1, high)
         low = low + reached * step
     return low.to(tl.int32)
 
@@ -106,7 +104,10 @@ def sample_partial_tile(logits, seed, temperature, top_k, pos, cand, ties, value
     else:  # the block's n best keys (n = k, or all its tokens if fewer), in id order
         order = tl.where(real, _order(y), NO_VALUE)
         n = tl.minimum(k, tl.maximum(valid - j * BLOCK, 0)).to(tl.int32)
-        level = kth_largest(order, tl.maximum(n, 1))  # the n-th best value (nothing is taken when n = 0)
+        # the n-th best value (nothing is taken when n = 0), searched from the least of C group maxima (groups of
+        # every C-th token): C tokens are at least that, so it is at most the C-th best and the n-th
+        floor = tl.min(tl.max(tl.reshape(order, (ROWS, BLOCK // C, C)), axis=1), axis=1, keep_dims=True)
+        level = kth_largest(order, tl.maximum(n, 1), floor)
         above = (order > level).to(tl.int32)  # padding is below every level
         at = (real & (order == level)).to(tl.int32)
         both = at + (above << 16)  # two counts in 16-bit fields: one reduction and one scan
@@ -185,7 +186,7 @@ def _draw_truncated(logits, cand, ties, seed, temperature, k, top_p, kept, rows,
     where_cand, lists = _rows_of_every_rank(cand, rows, BLOCKS, BLOCKS_PAD, C, WORLD)
     keys = tl.load(where_cand, mask=lists & (rows >= 0), other=NO_TOKEN)  # [R, N]: in token id order
     order = (keys >> 32).to(tl.int32)  # NO_VALUE in empty slots
-    level = kth_largest(order, k)  # HuggingFace's top-k keeps every token at least this value
+    level = kth_largest(order, k, tl.min(order, axis=1, keep_dims=True))  # top-k keeps every token at least this
     above = (order > level).to(tl.int32)
     at = (order == level).to(tl.int32)
     counts = tl.sum(at + (above << 16), axis=1, keep_dims=True)
@@ -330,6 +331,16 @@ def sample_blocks(vocab: int, candidates: int, BLOCK: int = 4096) -> tuple[int, 
     """(block, blocks): how sample_partial splits a vocabulary slice; a block holds at least ``candidates``."""
     block = max(candidates, min(BLOCK, triton.next_power_of_2(vocab)))
     return block, cdiv(vocab, block)
+
+
+def row_candidates(vocab: int, ranks: int, candidates: int) -> int:
+    """The candidate slots sample_pick searches a row: every rank's blocks' lists, ranks and blocks padded to powers
+    of two. kth_largest counts them in 16-bit fields, so there must be at most MAX_ROW_CANDIDATES."""
+    _, blocks = sample_blocks(cdiv(vocab, ranks), candidates)
+    return triton.next_power_of_2(ranks) * triton.next_power_of_2(blocks) * candidates
+
+
+MAX_ROW_CANDIDATES = 32767
 
 
 def _one(*tensors):

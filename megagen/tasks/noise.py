@@ -36,9 +36,9 @@ def gumbel(seed, position, row, token):
     lo = tl.where(upper, r1 ^ 0xFFFFFFFF, r1).to(tl.float32)
     small = hi * 2.3283064365386963e-10 + (lo + 0.5) * 5.421010862427522e-20  # min(u, 1 - u) in (0, 1/2]
     rest = 1.0 - small
-    # E = -log(u): -log(small) when u < 1/2, else -log1p(-small), by Goldberg's exact log1p
-    log1p = tl.where(rest == 1.0, small, -tl.log(rest) * small / tl.maximum(1.0 - rest, 1e-30))
-    exponential = tl.where(upper, log1p, -tl.log(small))
+    # E = -log(u): -log(small) when u < 1/2, else -log1p(-small), by Goldberg's exact log1p (one log either way)
+    log = tl.log(tl.where(upper, rest, small))
+    exponential = tl.where(upper, tl.where(rest == 1.0, small, -log * small / tl.maximum(1.0 - rest, 1e-30)), -log)
     return -tl.log(exponential)
 
 
@@ -70,8 +70,9 @@ def gumbel_torch(seed: int, position: torch.Tensor, row: torch.Tensor, token: to
     lo = torch.where(upper, r1 ^ _MASK32, r1).float()
     small = hi * 2.0 ** -32 + (lo + 0.5) * 2.0 ** -64
     rest = 1.0 - small
-    log1p = torch.where(rest == 1.0, small, -torch.log(rest) * small / torch.clamp(1.0 - rest, min=1e-30))
-    exponential = torch.where(upper, log1p, -torch.log(small))
+    log = torch.log(torch.where(upper, rest, small))
+    exponential = torch.where(upper, torch.where(rest == 1.0, small, -log * small / torch.clamp(1.0 - rest, min=1e-30)),
+                              -log)
     return -torch.log(exponential)
 
 
