@@ -91,7 +91,7 @@ def compare_with_hf(model, runner, prompt, args) -> dict:
 
     Both are compared with an fp32 copy of the model on the same sequence, so the report shows
     megagen's bf16 error next to HuggingFace's own bf16 error."""
-    seq, logits = runner.generate(prompt, args.new_tokens, return_logits=True)
+    seq, logits = runner.generate(prompt, args.new_tokens, return_logits=True, do_sample=False)
     ours = logits[0, 1:].float()
     with torch.no_grad():
         hf = model(seq).logits[0, args.context:args.context + len(ours)].float()

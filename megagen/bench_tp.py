@@ -156,7 +156,7 @@ def main(argv=None) -> int:
                                allreduce=args.allreduce, **args.options)
         report["build_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        tokens, logits = runner.generate(prompt, args.new_tokens, return_logits=True)
+        tokens, logits = runner.generate(prompt, args.new_tokens, return_logits=True, do_sample=False)
         report["generate_s"] = time.perf_counter() - t0  # includes the first launch's compile
         if rank == 0 and args.save_reference:
             torch.save({"tokens": tokens.cpu(), "logits": logits.cpu()}, args.save_reference)

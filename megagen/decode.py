@@ -17,21 +17,25 @@ argmax covers its slice of the vocabulary and the next token is picked across ra
 
 The residual stream is fp32 and travels as split-K partial sums ([S, B, hidden]), so a
 projection with too few output rows to fill the GPU splits along K without an extra
-reduction phase. At the end: the final RMSNorm fused into lm_head, a two-stage argmax, and
-the next token and position written on the device, so the next launch needs nothing from
-the host. Every intermediate has its own buffer: no write-after-read hazards between
-layers, and every intermediate can be compared with the reference executor.
+reduction phase. At the end: the final RMSNorm fused into lm_head, a two-stage argmax (or,
+sampling, a two-stage draw: ``megagen.tasks.multinomial``), and the next token and position
+written on the device, so the next launch needs nothing from the host. Every intermediate
+has its own buffer: no write-after-read hazards between layers, and every intermediate can
+be compared with the reference executor.
 """
 from __future__ import annotations
 
 import dataclasses
 
 import torch
+import triton
 
 from megagen.errors import MegagenError
+from megagen.generation import Sampling
 from megagen.graph import TaskGraph
 from megagen.tasks import attention as A
 from megagen.tasks import linear as Lin
+from megagen.tasks import multinomial as M
 from megagen.tasks import sampling as S
 from megagen.tasks.base import cdiv
 from megagen.tasks.comm import allreduce_ops
@@ -40,7 +44,8 @@ from megagen.world import EmulatedWorld, World
 
 @dataclasses.dataclass
 class DecodeState:
-    """Device state a decode step reads and writes: next tokens, positions, KV cache, RoPE tables."""
+    """Device state a decode step reads and writes: next tokens, positions, KV cache, RoPE tables, and the
+    sampling settings (one-element tensors, so one kernel serves every setting and a step stays launch-only)."""
 
     tokens: torch.Tensor  # [B_max] int64
     pos: torch.Tensor  # [B_max] int64
@@ -48,6 +53,10 @@ class DecodeState:
     v_cache: list[torch.Tensor]
     cos: torch.Tensor  # [S_max, D]
     sin: torch.Tensor
+    seed: torch.Tensor  # [1] int64
+    temperature: torch.Tensor  # [1] float32
+    top_k: torch.Tensor  # [1] int64: 0 keeps every token
+    top_p: torch.Tensor  # [1] float32
 
     @classmethod
     def allocate(cls, decoder, max_batch_size: int, max_seq_len: int) -> "DecodeState":
@@ -59,7 +68,16 @@ class DecodeState:
                    pos=torch.zeros(max_batch_size, dtype=torch.int64, device=dev),
                    k_cache=[torch.zeros(shape, dtype=dt, device=dev) for _ in decoder.layers],
                    v_cache=[torch.zeros(shape, dtype=dt, device=dev) for _ in decoder.layers],
-                   cos=cos, sin=sin)
+                   cos=cos, sin=sin, seed=torch.zeros(1, dtype=torch.int64, device=dev),
+                   temperature=torch.ones(1, device=dev), top_k=torch.zeros(1, dtype=torch.int64, device=dev),
+                   top_p=torch.ones(1, device=dev))
+
+    def set_sampling(self, sampling: Sampling) -> None:
+        """Write a generation's sampling settings where the sampling tasks read them."""
+        self.seed.fill_(sampling.seed)
+        self.temperature.fill_(sampling.temperature)
+        self.top_k.fill_(sampling.top_k)
+        self.top_p.fill_(sampling.top_p)
 
 
 # What a tile costs beyond streaming its weights (dispatch, wait, release, the first load's latency), in
@@ -116,11 +134,13 @@ class Tiling:
 
 
 def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world: World | None = None,
-                 allreduce: str = "auto") -> TaskGraph:
+                 allreduce: str = "auto", max_top_k: int | None = None) -> TaskGraph:
     """The graph of one decode step for the first ``batch`` rows of ``state``.
 
     ``decoder`` is the model, or rank ``decoder.rank``'s shard of it in ``world``; ``allreduce``:
-    the form of the allreduce tasks ("auto", "one_shot" or "two_shot", see megagen.tasks.comm).
+    the form of the allreduce tasks ("auto", "one_shot" or "two_shot", see megagen.tasks.comm);
+    ``max_top_k``: None picks the next token greedily, a power of two samples it with the settings in
+    ``state`` (megagen.tasks.multinomial), ranking at most that many tokens a row.
     """
     dev, dt = decoder.device, decoder.dtype
     hidden = decoder.hidden_size
@@ -205,13 +225,31 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
                                 resid, (down_rows, down_split), x=gate, x2=up)
 
     vocab = decoder.lm_head.shape[0]  # this rank's slice of the vocabulary
-    logits = act(1, batch, vocab)
-    argmax_block, blocks = S.argmax_blocks(vocab)  # lm_head tiles align to the argmax's blocks
-    linear(Lin.rmsnorm_gemv, decoder.lm_head, logits, "lm_head", gemv_tiling(decoder.lm_head, align=argmax_block)[0],
+    if max_top_k is None:
+        block, blocks = S.argmax_blocks(vocab)
+        logits = act(1, batch, vocab)
+    else:
+        block, blocks = M.sample_blocks(vocab, max_top_k)
+        logits = world.symmetric(rank, (1, batch, vocab), dt)  # the pick reads every rank's for large ties
+    # lm_head tiles align to the blocks of the next phase
+    linear(Lin.rmsnorm_gemv, decoder.lm_head, logits, "lm_head", gemv_tiling(decoder.lm_head, align=block)[0],
            x=resid, norm_w=decoder.final_norm.weight, eps=decoder.final_norm.eps)
     value = world.symmetric(rank, (batch, blocks), torch.float32)  # every rank's best per block, read by all
     index = world.symmetric(rank, (batch, blocks), torch.int64)
-    g.add(S.argmax_partial, name="argmax", logits=logits, value=value, index=index, offset=decoder.vocab_offset,
-          valid=decoder.vocab_valid)
-    g.add(S.greedy_pick, name="next_token", value=value, index=index, tokens=state.tokens, pos=state.pos)
+    if max_top_k is None:
+        g.add(S.argmax_partial, name="argmax", logits=logits, value=value, index=index, offset=decoder.vocab_offset,
+              valid=decoder.vocab_valid)
+        g.add(S.greedy_pick, name="next_token", value=value, index=index, tokens=state.tokens, pos=state.pos)
+        return g
+    settings = dict(seed=state.seed, temperature=state.temperature, top_k=state.top_k)
+    g.input(*settings.values(), state.top_p)
+    cand = world.symmetric(rank, (batch, blocks, max_top_k), torch.int64)  # every rank's candidates, read by all
+    ties = world.symmetric(rank, (batch, blocks), torch.int64)
+    g.add(M.sample_partial, name="sample", logits=logits, pos=state.pos, cand=cand, ties=ties, value=value,
+          index=index, offset=decoder.vocab_offset, valid=decoder.vocab_valid, **settings)
+    # one pick tile for every row: it advances the positions, and one tile waits for their readers as whole ops
+    # (see sampling.greedy_pick)
+    g.add(M.sample_pick, name="next_token", logits=logits, cand=cand, ties=ties, value=value, index=index,
+          top_p=state.top_p, kept=act(batch, max_top_k, dtype=torch.int64), tokens=state.tokens, pos=state.pos,
+          vocab=decoder.vocab_size, ROWS=triton.next_power_of_2(batch), **settings)
     return g

@@ -47,7 +47,7 @@ def main(argv=None):
     torch.manual_seed(1)
     ids = torch.randint(3, model.config.vocab_size, (args.batch, args.prompt_len), device=device)
     t0 = time.perf_counter()
-    ours = runner.generate(ids, max_new_tokens=args.new_tokens)
+    ours = runner.generate(ids, max_new_tokens=args.new_tokens, do_sample=False)
     elapsed = time.perf_counter() - t0
     with torch.no_grad():
         theirs = model.generate(ids, do_sample=False, max_new_tokens=args.new_tokens)

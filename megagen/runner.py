@@ -1,13 +1,17 @@
 """megagen.build(model): a HuggingFace causal LM decoding one MegaKernel launch per token."""
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 
 from megagen.backend import interpreting, num_sms
 from megagen.decode import DecodeState, Tiling, decode_graph
 from megagen.errors import MegagenError, UnsupportedModelError, check_options
+from megagen.generation import GREEDY, SAMPLING_OPTIONS, Sampling, resolve
 from megagen.runtime import INTERPRETER_VIRTUAL_CTAS, MegaKernel, kernel_option_names
 from megagen.shard import check_divisible, kv_heads_of, shard
+from megagen.tasks.multinomial import MAX_ROW_CANDIDATES, draw, row_candidates
 from megagen.trace import trace
 from megagen.world import World, make_world
 
@@ -19,7 +23,9 @@ _PLAIN_GREEDY = {"repetition_penalty": (None, 1.0), "no_repeat_ngram_size": (Non
                  "sequence_bias": (None,), "encoder_repetition_penalty": (None, 1.0)}
 DEFAULT_MAX_SEQ_LEN = 4096
 CTAS_PER_SM = 2
-BUILD_OPTIONS = ("tp", "scheduler", "max_seq_len", "max_batch_size", "world", "allreduce")
+BUILD_OPTIONS = ("tp", "scheduler", "max_seq_len", "max_batch_size", "world", "allreduce", "max_top_k")
+# Tokens a row the sampler ranks by default: HuggingFace's default top_k (50) fits
+DEFAULT_MAX_TOP_K = 64
 TILING_OPTIONS = ("block_n", "block_k", "attention_block", "max_attention_splits", "max_tile_rows")
 # GEMV row block from tp=4 on: 8 rows measured 17% faster than 16 for Qwen3-8B at tp=4 on H200s, and slower
 # at tp=1 and 2 (BENCHMARKS.md, tensor parallelism)
@@ -27,16 +33,16 @@ TP_BLOCK_N = 8
 
 
 class Runner:
-    """Greedy generation for a traced model; one MegaKernel per batch size, built on first use.
+    """Generation for a traced model; one MegaKernel per batch size, greedy or sampling, built on first use.
 
-    ``graph``, ``task_graph``, ``schedule``, ``source`` and ``source_path`` describe the kernel of the batch
-    size used last (batch 1 right after ``build``; under tensor parallelism, of the first rank this process
-    runs). At tp=1 the runner reads the model's weights in place: do not move or replace them while the
-    runner is in use. Under tensor parallelism ``world`` holds the ranks; call ``close()`` when done.
+    ``graph``, ``task_graph``, ``schedule``, ``source`` and ``source_path`` describe the kernel used last
+    (greedy batch 1 right after ``build``; under tensor parallelism, of the first rank this process runs). At
+    tp=1 the runner reads the model's weights in place: do not move or replace them while the runner is in use.
+    Under tensor parallelism ``world`` holds the ranks; call ``close()`` when done.
     """
 
     def __init__(self, decoder, *, world: World, scheduler, max_seq_len: int, max_batch_size: int, tiling: Tiling,
-                 allreduce: str, kernel_options: dict):
+                 allreduce: str, max_top_k: int, kernel_options: dict):
         self.decoder = decoder
         self.model = decoder.model
         self.world = world
@@ -45,12 +51,13 @@ class Runner:
         self.scheduler = scheduler
         self.tiling = tiling
         self.allreduce = allreduce
+        self.max_top_k = max_top_k
         self._kernel_options = kernel_options
         # one shard and one decode state per rank this process runs
         self.shards = [decoder] if world.size == 1 else [shard(decoder, r, world.size) for r in world.ranks]
         self.states = [DecodeState.allocate(d, max_batch_size, max_seq_len) for d in self.shards]
-        self._kernels: dict[int, MegaKernel] = {}
-        self._logits: dict[int, list[torch.Tensor]] = {}
+        self._kernels: dict[tuple[int, bool], MegaKernel] = {}  # by (batch, sample)
+        self._logits: dict[tuple[int, bool], list[torch.Tensor]] = {}
         self.kernel(1)  # batch 1 now, so graph, schedule and source exist right after build
 
     @property
@@ -67,18 +74,20 @@ class Runner:
         return self.states[0]
 
     # -- the kernels ---------------------------------------------------------------------------
-    def kernel(self, batch: int) -> MegaKernel:
-        """The MegaKernel of one decode step for ``batch`` rows (built and cached on first use)."""
+    def kernel(self, batch: int, sample: bool = False) -> MegaKernel:
+        """The MegaKernel of one decode step for ``batch`` rows (built and cached on first use); ``sample``: the
+        next token drawn with the settings in the decode state (``DecodeState.set_sampling``), not the argmax."""
         if not 1 <= batch <= self.max_batch_size:
             raise MegagenError(f"batch size {batch} is outside 1..{self.max_batch_size} (max_batch_size); "
                                f"build with max_batch_size={batch} (at most {MAX_BATCH_SIZE})")
-        if batch not in self._kernels:
-            graphs = [decode_graph(d, st, batch, self.tiling, self.world, self.allreduce)
-                      for d, st in zip(self.shards, self.states)]
-            self._kernels[batch] = MegaKernel(graphs, self.scheduler, world=self.world,
-                                              num_ctas=self.tiling.num_ctas, **self._kernel_options)
-            self._logits[batch] = [next(op for op in g.ops if op.name == "lm_head").tensors["y"][0] for g in graphs]
-        self._last = self._kernels[batch]
+        key = (batch, sample)
+        if key not in self._kernels:
+            graphs = [decode_graph(d, st, batch, self.tiling, self.world, self.allreduce,
+                                   self.max_top_k if sample else None) for d, st in zip(self.shards, self.states)]
+            self._kernels[key] = MegaKernel(graphs, self.scheduler, world=self.world, num_ctas=self.tiling.num_ctas,
+                                            **self._kernel_options)
+            self._logits[key] = [next(op for op in g.ops if op.name == "lm_head").tensors["y"][0] for g in graphs]
+        self._last = self._kernels[key]
         return self._last
 
     @property
@@ -102,15 +111,17 @@ class Runner:
     def source_path(self):
         return self._last.source_path
 
-    def logits(self, batch: int) -> torch.Tensor:
-        """The last decode step's logits [batch, vocab]: a view of the kernel's buffer at tp=1; under tensor
-        parallelism gathered from every rank's slice of the vocabulary (a collective under torchrun)."""
-        if batch not in self._logits:
-            self.kernel(batch)
+    def logits(self, batch: int, sample: bool = False) -> torch.Tensor:
+        """The last decode step's logits [batch, vocab] (of the greedy or the ``sample`` kernel): a view of the
+        kernel's buffer at tp=1; under tensor parallelism gathered from every rank's slice of the vocabulary (a
+        collective under torchrun)."""
+        key = (batch, sample)
+        if key not in self._logits:
+            self.kernel(batch, sample)
         if self.tp == 1:
-            return self._logits[batch][0]
+            return self._logits[key][0]
         # ranks hold ascending slices, zero-padded only past the end of the vocabulary
-        return torch.cat(self.world.gather(self._logits[batch]), 1)[:, :self.decoder.vocab_size]
+        return torch.cat(self.world.gather(self._logits[key]), 1)[:, :self.decoder.vocab_size]
 
     # -- generation ----------------------------------------------------------------------------
     def _check_input(self, input_ids, max_new_tokens: int) -> torch.Tensor:
@@ -137,39 +148,51 @@ class Runner:
         return input_ids.to(device=self.decoder.device, dtype=torch.int64)
 
     def _check_generation_config(self):
-        """Refuse generation settings under which model.generate(do_sample=False) is not a plain argmax."""
+        """Refuse generation settings under which model.generate's scores are not the plain logits."""
         config = self.model.generation_config
         active = [f"{name}={getattr(config, name)!r}" for name, neutral in _PLAIN_GREEDY.items()
                   if getattr(config, name, neutral) not in neutral]
         if active:
             raise UnsupportedModelError(
-                f"the model's generation_config sets {', '.join(active)}; megagen's greedy decoding is a plain "
-                "argmax, so it would not return what model.generate does. Reset them (e.g. "
+                f"the model's generation_config sets {', '.join(active)}; megagen picks tokens from the plain "
+                "logits, so it would not return what model.generate does. Reset them (e.g. "
                 "model.generation_config.repetition_penalty = 1.0) to generate with megagen")
 
     @torch.no_grad()
-    def prefill(self, input_ids: torch.Tensor) -> torch.Tensor:
-        """Run the prompt through the HuggingFace model, fill the KV cache, set tokens and positions.
+    def prefill(self, input_ids: torch.Tensor, sampling: Sampling = GREEDY) -> torch.Tensor:
+        """Run the prompt through the HuggingFace model, fill the KV cache, set tokens and positions; the first
+        new token is the argmax, or drawn as the sampling tasks draw (key: the prompt's last position).
 
         Returns the prompt's last logits [batch, vocab]."""
         from transformers import DynamicCache
         batch, length = input_ids.shape
         out = self.model(input_ids=input_ids, past_key_values=DynamicCache(), use_cache=True, logits_to_keep=1)
         logits = out.logits[:, -1]
+        if sampling.do_sample:
+            rows = torch.arange(batch, device=logits.device)
+            first = draw(logits, sampling.seed, torch.full_like(rows, length - 1), rows, sampling.temperature,
+                         sampling.top_k, sampling.top_p)
+        else:
+            first = logits.argmax(-1)
         kv_heads = self.decoder.layers[0].attn.kv_heads
         for rank, state in zip(self.world.ranks, self.states):
             heads = kv_heads_of(rank, self.tp, kv_heads)  # each rank caches its own KV heads
             for i, layer in enumerate(out.past_key_values.layers):
                 state.k_cache[i][:batch, :, :length] = layer.keys[:, heads.start:heads.stop]
                 state.v_cache[i][:batch, :, :length] = layer.values[:, heads.start:heads.stop]
-            state.tokens[:batch] = logits.argmax(-1)
+            state.tokens[:batch] = first
             state.pos[:batch] = length
         return logits
 
     @torch.no_grad()
     def generate(self, input_ids: torch.Tensor, max_new_tokens: int | None = None, *, return_logits: bool = False,
                  streamer=None, **options):
-        """Greedy generation, as ``model.generate(input_ids, do_sample=False, max_new_tokens=N)``.
+        """Generation as ``model.generate(input_ids, max_new_tokens=N, ...)``: greedy, or with ``do_sample=True``
+        a draw from HuggingFace's distribution (``temperature``, ``top_k``, ``top_p``; each setting the call does
+        not pass comes from the model's ``generation_config``, else HuggingFace's defaults, as HuggingFace takes
+        them). The draw happens in the MegaKernel, keyed by a seed taken from torch's default generator, so
+        ``torch.manual_seed(s)`` before two calls gives the same tokens (at any tp); top_k is at most the
+        ``max_top_k`` built with (HuggingFace's default 50 fits), and top_p < 1 needs a top_k.
 
         Returns prompt plus new tokens [batch, length + new] (after end-of-sequence, a row gets the
         pad token and generation stops once every row has ended, as HuggingFace does). With
@@ -179,15 +202,20 @@ class Runner:
         each step's tokens as the step finishes. Launches are queued without waiting for each
         other; every EOS_CHECK_EVERY steps (every step with a streamer) the new tokens are read,
         so generation stops at most that many launches after every row has ended."""
-        check_options("generate", options, ("max_new_tokens", "return_logits", "streamer"),
-                      note=" (megagen decodes greedily, as model.generate(do_sample=False) does)")
+        check_options("generate", options, ("max_new_tokens", "return_logits", "streamer") + SAMPLING_OPTIONS)
         if streamer is not None and not all(callable(getattr(streamer, m, None)) for m in ("put", "end")):
             raise MegagenError(f"streamer must have put(token_ids) and end() methods, as transformers.TextStreamer "
                                f"has; got {type(streamer).__name__}")
+        sampling = resolve(self.model.generation_config, options, vocab_size=self.decoder.vocab_size,
+                           max_top_k=self.max_top_k)
         input_ids = self._check_input(input_ids, max_new_tokens)
         batch = input_ids.shape[0]
-        kernel = self.kernel(batch)
-        first = self.prefill(input_ids)
+        kernel = self.kernel(batch, sampling.do_sample)
+        if sampling.do_sample:
+            sampling = dataclasses.replace(sampling, seed=self._shared_seed())
+            for state in self.states:
+                state.set_sampling(sampling)
+        first = self.prefill(input_ids, sampling)
         if streamer is not None:
             streamer.put(input_ids.cpu())
         end = _EndOfSequence(self.model.generation_config, batch)
@@ -196,7 +224,7 @@ class Runner:
             if step:
                 kernel.run(check=False)
                 if return_logits:
-                    logits.append(self.logits(batch).clone())
+                    logits.append(self.logits(batch, sampling.do_sample).clone())
             pending.append(self.state.tokens[:batch].clone())
             if streamer is not None or len(pending) == EOS_CHECK_EVERY or step == max_new_tokens - 1:
                 for tokens in torch.stack(pending, 1).cpu().unbind(1):  # one wait for the device
@@ -215,6 +243,12 @@ class Runner:
         if not return_logits:
             return sequences
         return sequences, torch.stack(logits[:len(new)], 1).to(first.dtype)
+
+
+    def _shared_seed(self) -> int:
+        """A seed from torch's default generator (as HuggingFace's draws use it), rank 0's on every rank."""
+        seed = torch.randint(0, 2 ** 63 - 1, (1,), dtype=torch.int64).to(self.world.device)
+        return int(self.world.gather([seed])[0])
 
 
 # Steps between reads of the generated tokens when nothing streams them: an early stop costs at most this many
@@ -247,14 +281,15 @@ class _EndOfSequence:
 
 
 def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, max_batch_size: int = 1, *,
-          world=None, allreduce: str = "auto", **kernel_options) -> Runner:
+          world=None, allreduce: str = "auto", max_top_k: int = DEFAULT_MAX_TOP_K, **kernel_options) -> Runner:
     """Trace ``model`` (a transformers causal LM), build its decode MegaKernel, and return a Runner.
 
     ``tp``: tensor-parallel ranks. Under ``torchrun --nproc-per-node tp`` every process calls build
     with its model on its GPU (cuda:LOCAL_RANK), the same weights everywhere, and runs the same calls;
     megagen shards the model (``megagen.shard``) and starts NVSHMEM. ``world="emulated"`` runs all
     ``tp`` ranks in this process instead (CPU tests, debugging). ``allreduce``: "auto", "one_shot" or
-    "two_shot" (``megagen.tasks.comm``).
+    "two_shot" (``megagen.tasks.comm``). ``max_top_k``: the largest top_k generate(do_sample=True) takes
+    (a power of two; 64).
     ``scheduler``: "round_robin" (default), "zigzag", "work_queue" or a Scheduler. ``max_seq_len``:
     KV-cache length (default: the model's max_position_embeddings, at most 4096). Tiling options:
     ``block_n`` / ``block_k`` (GEMV tiles: 16 rows, 8 from tp=4 on; 512 columns), ``max_tile_rows`` (a
@@ -268,8 +303,15 @@ def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, ma
         raise MegagenError(f"max_batch_size must be an int in 1..{MAX_BATCH_SIZE}, got {max_batch_size!r}")
     if allreduce not in ("auto", "one_shot", "two_shot"):
         raise MegagenError(f"allreduce must be 'auto', 'one_shot' or 'two_shot', got {allreduce!r}")
+    if not isinstance(max_top_k, int) or isinstance(max_top_k, bool) or max_top_k < 1 or max_top_k & (max_top_k - 1):
+        raise MegagenError(f"max_top_k must be a power of two, got {max_top_k!r}")
     decoder = trace(model)
     check_divisible(decoder, tp)
+    candidates = row_candidates(decoder.vocab_size, tp, max_top_k)
+    if candidates > MAX_ROW_CANDIDATES:
+        raise MegagenError(f"max_top_k={max_top_k} gives the sampler {candidates} candidates a row over this "
+                           f"vocabulary and tp, more than it counts ({MAX_ROW_CANDIDATES}); build with a smaller "
+                           "max_top_k")
     limit = getattr(model.config, "max_position_embeddings", None) or DEFAULT_MAX_SEQ_LEN
     max_seq_len = min(limit, DEFAULT_MAX_SEQ_LEN) if max_seq_len is None else max_seq_len
     if not isinstance(max_seq_len, int) or not 2 <= max_seq_len <= limit:
@@ -296,7 +338,7 @@ def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, ma
             raise MegagenError(f"rank {world.ranks[0]}'s model is on {device}; put it on {world.device} (its "
                                "LOCAL_RANK's GPU) before build")
         return Runner(decoder, world=world, scheduler=scheduler or "round_robin", max_seq_len=max_seq_len,
-                      max_batch_size=max_batch_size, tiling=tiling, allreduce=allreduce,
+                      max_batch_size=max_batch_size, tiling=tiling, allreduce=allreduce, max_top_k=max_top_k,
                       kernel_options=kernel_options)
     except BaseException:
         if owned:

@@ -28,14 +28,18 @@ def test_readme_model_example_runs(tmp_path, capsys):
     assert all(len(literal_eval(line)) == 1 for line in streamed[1:-1]), streamed
 
 
+def test_readme_sampling_example_runs(tmp_path, capsys):
+    assert _run_readme_block(1, tmp_path, capsys) == ["True", "True"]
+
+
 def test_readme_tensor_parallel_example_runs(tmp_path, capsys):
-    out = _run_readme_block(1, tmp_path, capsys)
+    out = _run_readme_block(2, tmp_path, capsys)
     assert out[0] == "True"
     assert out[1] == "['L0.o_proj.allreduce', 'L0.down_proj.allreduce']"
 
 
 def test_readme_example_runs(tmp_path, capsys):
-    out = _run_readme_block(2, tmp_path, capsys)
+    out = _run_readme_block(3, tmp_path, capsys)
     assert out[0] == "True"
     assert "RAW" in out[1]
 

@@ -1,18 +1,21 @@
 """The GPU code path compiles on any machine: each driver, for sm_90, through Triton's bundled ptxas,
 with and without the profiler (which reads %globaltimer and %smid through inline PTX), and the decode
-MegaKernel of every model family in bf16, and the op-by-op baseline's kernels with programmatic dependent
-launch.
+MegaKernel of every model family in bf16 (and one rank of a sampling one), and the op-by-op baseline's
+kernels with programmatic dependent launch.
 
 The interpreter never runs the persistent drivers (it runs the interleaved ones), so
 without this check a GPU-only compile error would first show on a GPU. The compile
 runs in a subprocess because this process has Triton's interpreter switched on.
 """
+import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
+ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = textwrap.dedent('''
     import os
     os.environ["TRITON_INTERPRET"] = "0"
@@ -45,10 +48,13 @@ SCRIPT = textwrap.dedent('''
 
 
 def _run(script_text: str, tmp_path) -> str:
-    """Run a compile script in a fresh interpreter (Triton's JIT, not the interpreter); returns its stdout."""
+    """Run a compile script in a fresh interpreter (Triton's JIT, not the interpreter) on this checkout's megagen,
+    wherever the package is installed from; returns its stdout."""
     script = tmp_path / "ptx_check.py"
     script.write_text(script_text)
-    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=900)
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=900,
+                       env={**os.environ, "PYTHONPATH": path})
     if r.returncode != 0 and "ptxas" in r.stderr and "not found" in r.stderr.lower():
         pytest.skip("this Triton build has no ptxas")
     assert r.returncode == 0, r.stdout + r.stderr[-3000:]
@@ -110,8 +116,15 @@ DECODE_SCRIPT = textwrap.dedent('''
         assert "fence.acq_rel.sys" in ptx, mode
         assert any("atom" in line and ".sys" in line and "acquire" in line for line in ptx.splitlines()), mode
         print("tp2", mode, "ok", len(ptx))
+
+    # sampling on one rank of tp=2: candidate lists from every rank, the peers' bf16 logits for large ties
+    world = EmulatedWorld(2, "cpu")
+    graphs = [decode_graph(shard(decoder, r, 2), DecodeState.allocate(shard(decoder, r, 2), 1, 64), 1, Tiling(16),
+                           world, max_top_k=64) for r in range(2)]
+    ptx = compile_ptx(build_kernel(graphs[:1], "round_robin", num_ctas=16, interleaved=False, world_size=2))
+    print("tp2 sampling ok", len(ptx))
 ''')
 
 
 def test_decode_megakernel_compiles_for_sm90(tmp_path):
-    assert _run(DECODE_SCRIPT, tmp_path).count(" ok ") == 6
+    assert _run(DECODE_SCRIPT, tmp_path).count(" ok ") == 7

@@ -303,7 +303,15 @@ BAD_INPUTS = [
     (lambda: dict(input_ids=prompt(1, 4), max_new_tokens=0), r"max_new_tokens"),
     (lambda: dict(input_ids=torch.zeros(1, 0, dtype=torch.int64)), r"length"),        # empty prompt
     (lambda: dict(input_ids=prompt(1, 4), max_new_token=2), r"did you mean 'max_new_tokens'"),  # misspelt
-    (lambda: dict(input_ids=prompt(1, 4), do_sample=True), r"do_sample.*greedily"),
+    (lambda: dict(input_ids=prompt(1, 4), do_samples=True), r"did you mean 'do_sample'"),
+    (lambda: dict(input_ids=prompt(1, 4), do_sample="yes"), r"do_sample must be True, False or None"),
+    (lambda: dict(input_ids=prompt(1, 4), do_sample=True, temperature=0.0), r"temperature must be a positive"),
+    (lambda: dict(input_ids=prompt(1, 4), do_sample=True, temperature=-0.5), r"temperature must be a positive"),
+    (lambda: dict(input_ids=prompt(1, 4), top_p=0.0), r"top_p must be in \(0, 1\]"),       # even when greedy
+    (lambda: dict(input_ids=prompt(1, 4), do_sample=True, top_p=1.5), r"top_p must be in \(0, 1\]"),
+    (lambda: dict(input_ids=prompt(1, 4), top_k=-1), r"top_k must be >= 0"),
+    (lambda: dict(input_ids=prompt(1, 4), do_sample=True, top_k=100), r"more than max_top_k=64"),
+    (lambda: dict(input_ids=prompt(1, 4), do_sample=True, top_k=None, top_p=0.9), r"top_p=0.9 without top_k"),
 ]
 
 
@@ -545,11 +553,11 @@ QWEN3_06B_LAYER = dict(hidden_size=1024, intermediate_size=3072, num_attention_h
                       head_dim=128, num_hidden_layers=1)
 
 
-@pytest.mark.parametrize("num_ctas, shape, batch", [(4, dict(intermediate_size=192), 1),
-                                                    (6, dict(intermediate_size=192), 1), (264, QWEN3_06B_LAYER, 1),
-                                                    (264, QWEN3_06B_LAYER, 8)],
-                         ids=["4", "6", "264-qwen3-0.6b-layer", "264-qwen3-0.6b-layer-batch8"])
-def test_decode_tasks_poll_few_counters(num_ctas, shape, batch):
+@pytest.mark.parametrize("num_ctas, shape, batch, max_top_k", [
+    (4, dict(intermediate_size=192), 1, None), (6, dict(intermediate_size=192), 1, None),
+    (264, QWEN3_06B_LAYER, 1, None), (264, QWEN3_06B_LAYER, 8, None), (264, QWEN3_06B_LAYER, 8, 64)],
+    ids=["4", "6", "264-qwen3-0.6b-layer", "264-qwen3-0.6b-layer-batch8", "264-qwen3-0.6b-layer-batch8-sampling"])
+def test_decode_tasks_poll_few_counters(num_ctas, shape, batch, max_top_k):
     """Tile shapes align with their consumers' chunks, so every task's wait is the counter inlined in its
     record plus at most one block of DEP_BLOCK counters polled at once (longer lists are polled block after
     block: 68 tile counters cost a phase 5-8 us on an H100; at batch 8 a next-token tile per row polled every
@@ -560,7 +568,8 @@ def test_decode_tasks_poll_few_counters(num_ctas, shape, batch):
     from megagen.scoreboard import layout as L
     from megagen.trace import trace
     decoder = trace(tiny("tiny-qwen3", **shape))  # intermediate sizes of 3 x 2^n: K splits in threes
-    graph = decode_graph(decoder, DecodeState.allocate(decoder, batch, 16), batch, Tiling(num_ctas))
+    graph = decode_graph(decoder, DecodeState.allocate(decoder, batch, 16), batch, Tiling(num_ctas),
+                         max_top_k=max_top_k)
     layout = L.build_layout(graph.dependencies, np.zeros(len(graph.ops), np.int64),
                             np.zeros(len(graph.ops), np.int64))
     records = layout.records

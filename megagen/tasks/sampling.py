@@ -97,23 +97,31 @@ def _argmax_plan(logits, value, index, offset=0, valid=None, BLOCK=4096):
 
 
 @triton.jit
-def greedy_pick_tile(value, index, tokens, pos, B, BLOCKS: tl.constexpr, BLOCKS_PAD: tl.constexpr,
-                     WORLD: tl.constexpr):
-    j = tl.arange(0, BLOCKS_PAD)
-    for b in range(B):
-        best = float("-inf")
-        token = tl.zeros((), tl.int64)
-        for peer in tl.static_range(WORLD):  # ranks hold ascending slices of the vocabulary
-            v = tl.load(peer_pointer(value, peer, tl.float32) + b * BLOCKS + j, mask=j < BLOCKS,
-                        other=float("-inf"))
-            top = tl.max(v, axis=0)
-            first = tl.min(tl.where(v == top, j, BLOCKS), axis=0)  # ties go to the lowest token id, as torch.argmax
-            candidate = tl.load(peer_pointer(index, peer, tl.int64) + b * BLOCKS + first)
-            take = (top > best) | (peer == 0)
-            token = tl.where(take, candidate, token)
-            best = tl.where(take, top, best)
-        tl.store(tokens + b, token)
-        tl.store(pos + b, tl.load(pos + b) + 1)
+def best_of_blocks(value, index, rows, live, BLOCKS: tl.constexpr, BLOCKS_PAD: tl.constexpr, WORLD: tl.constexpr):
+    """The tokens of the best values of batch rows ``rows`` (a vector; ``live`` masks rows past the batch) over
+    every rank's blocks: argmax_partial's outputs, or sample_partial's without truncation (peer inputs)."""
+    j = tl.arange(0, BLOCKS_PAD)[None, :]
+    best = float("-inf")
+    token = tl.zeros((), tl.int64)
+    for peer in tl.static_range(WORLD):  # ranks hold ascending slices of the vocabulary
+        v = tl.load(peer_pointer(value, peer, tl.float32) + rows[:, None] * BLOCKS + j,
+                    mask=live[:, None] & (j < BLOCKS), other=float("-inf"))
+        top = tl.max(v, axis=1)
+        first = tl.min(tl.where(v == top[:, None], j, BLOCKS), axis=1)  # ties: the lowest token id, as torch.argmax
+        candidate = tl.load(peer_pointer(index, peer, tl.int64) + rows * BLOCKS + first, mask=live, other=0)
+        take = (top > best) | (peer == 0)
+        token = tl.where(take, candidate, token)
+        best = tl.where(take, top, best)
+    return token
+
+
+@triton.jit
+def greedy_pick_tile(value, index, tokens, pos, B, B_PAD: tl.constexpr, BLOCKS: tl.constexpr,
+                     BLOCKS_PAD: tl.constexpr, WORLD: tl.constexpr):
+    rows = tl.arange(0, B_PAD)
+    live = rows < B
+    tl.store(tokens + rows, best_of_blocks(value, index, rows, live, BLOCKS, BLOCKS_PAD, WORLD), mask=live)
+    tl.store(pos + rows, tl.load(pos + rows, mask=live) + 1, mask=live)
 
 
 def greedy_pick_reference(value, index, tokens, pos, B):
@@ -133,7 +141,8 @@ def _pick_plan(value, index, tokens, pos):
     rows = ((0, batch),)
     return TilePlan(1, reads={"value": ((0, batch), ALL), "index": ((0, batch), ALL), "pos": rows},
                     writes={"tokens": rows, "pos": rows}, scalars={"B": batch},
-                    constexprs={"BLOCKS": blocks, "BLOCKS_PAD": triton.next_power_of_2(blocks)}, cost=0.5)
+                    constexprs={"B_PAD": triton.next_power_of_2(batch), "BLOCKS": blocks,
+                                "BLOCKS_PAD": triton.next_power_of_2(blocks)}, cost=0.5)
 
 
 embedding = register_task("embedding", embedding_tile, inputs=("tokens", "table"), outputs=("out",),
