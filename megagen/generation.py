@@ -72,7 +72,8 @@ def resolve(generation_config, options: dict, *, vocab_size: int, max_top_k: int
     if temperature is not None and not (temperature > 0 and math.isfinite(temperature)):
         raise MegagenError(f"temperature must be a positive number when sampling, got {temperature}"
                            f"{source['temperature']}; for greedy decoding pass do_sample=False")
-    _check_other_warpers(generation_config)
+    refuse_settings(generation_config, _OTHER_WARPERS, "megagen samples with temperature, top_k and top_p only",
+                    "min_p = None")
     temperature = 1.0 if temperature is None else float(temperature)
     top_p = 1.0 if top_p is None else float(top_p)
     k = vocab_size if not top_k else min(top_k, vocab_size)  # HuggingFace's TopK clips to the vocabulary
@@ -88,11 +89,12 @@ def resolve(generation_config, options: dict, *, vocab_size: int, max_top_k: int
     return Sampling(True, temperature, k, top_p)
 
 
-def _check_other_warpers(generation_config) -> None:
-    active = [f"{name}={getattr(generation_config, name)!r}" for name, neutral in _OTHER_WARPERS.items()
-              if getattr(generation_config, name, None) not in neutral]
+def refuse_settings(generation_config, neutral: dict, why: str, example: str) -> None:
+    """An UnsupportedModelError naming the settings of ``generation_config`` that are not at one of their
+    ``neutral`` values (settings megagen has no task for, under which it would not do what model.generate does)."""
+    active = [f"{name}={getattr(generation_config, name)!r}" for name, values in neutral.items()
+              if getattr(generation_config, name, None) not in values]
     if active:
         raise UnsupportedModelError(
-            f"the model's generation_config sets {', '.join(active)}; megagen samples with temperature, top_k and "
-            "top_p only, so it would not draw what model.generate does. Reset them (e.g. "
-            "model.generation_config.min_p = None) to sample with megagen")
+            f"the model's generation_config sets {', '.join(active)}; {why}, so it would not return what "
+            f"model.generate does. Reset them (e.g. model.generation_config.{example}) to generate with megagen")

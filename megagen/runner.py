@@ -7,8 +7,8 @@ import torch
 
 from megagen.backend import interpreting, num_sms
 from megagen.decode import DecodeState, Tiling, decode_graph
-from megagen.errors import MegagenError, UnsupportedModelError, check_options
-from megagen.generation import GREEDY, SAMPLING_OPTIONS, Sampling, resolve
+from megagen.errors import MegagenError, check_options
+from megagen.generation import GREEDY, SAMPLING_OPTIONS, Sampling, refuse_settings, resolve
 from megagen.runtime import INTERPRETER_VIRTUAL_CTAS, MegaKernel, kernel_option_names
 from megagen.shard import check_divisible, kv_heads_of, shard
 from megagen.tasks.multinomial import MAX_ROW_CANDIDATES, draw, row_candidates
@@ -149,14 +149,8 @@ class Runner:
 
     def _check_generation_config(self):
         """Refuse generation settings under which model.generate's scores are not the plain logits."""
-        config = self.model.generation_config
-        active = [f"{name}={getattr(config, name)!r}" for name, neutral in _PLAIN_GREEDY.items()
-                  if getattr(config, name, neutral) not in neutral]
-        if active:
-            raise UnsupportedModelError(
-                f"the model's generation_config sets {', '.join(active)}; megagen picks tokens from the plain "
-                "logits, so it would not return what model.generate does. Reset them (e.g. "
-                "model.generation_config.repetition_penalty = 1.0) to generate with megagen")
+        refuse_settings(self.model.generation_config, _PLAIN_GREEDY, "megagen picks tokens from the plain logits",
+                        "repetition_penalty = 1.0")
 
     @torch.no_grad()
     def prefill(self, input_ids: torch.Tensor, sampling: Sampling = GREEDY) -> torch.Tensor:
