@@ -2,7 +2,7 @@
 # One device-tool call for decode speed work: megagen bench beside the baselines, A/B runs of build
 # options in the same session, and profiled steps with their per-layer waterfalls.
 #   OUT=dir MODELS="Qwen3-0.6B Llama-3.2-1B" AB="max_tile_rows=16" STAGES="bench ab profile" bash benchmarks/decode_perf.sh
-# PROFILE_OPTIONS="default l2_prefetch_bytes=0" profiles each model once per build option.
+# PROFILE_OPTIONS="default max_attention_splits=8" profiles each model once per build option (BATCH applies too).
 # Everything lands in $OUT/results.tar.gz (the device tool returns few files); a digest is printed last.
 set -u
 OUT=${OUT:-perf_out}; mkdir -p "$OUT/r"
