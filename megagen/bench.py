@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import datetime
 import json
 import statistics
@@ -33,6 +34,7 @@ import megagen
 from megagen import models
 from megagen.backend import interpreting
 from megagen.errors import MegagenError
+from megagen.generation import GREEDY, resolve
 
 SCHEDULERS = ("round_robin", "zigzag", "work_queue")
 # ops_pdl_cuda_graph: megagen's own tile kernels launched op by op with programmatic dependent launch, in a
@@ -40,6 +42,9 @@ SCHEDULERS = ("round_robin", "zigzag", "work_queue")
 BASELINES = ("hf_eager", "hf_static_cuda_graph", "torch_compile_cuda_graph", "ops_pdl_cuda_graph")
 GRAPH_SYSTEMS = ("hf_static_cuda_graph", "torch_compile_cuda_graph", "ops_pdl_cuda_graph")
 COMPILE_MODE = "max-autotune-no-cudagraphs"  # the CUDA graph is captured by hand, around the compiled step
+# --sample: what a chat user typically asks of generate; each megagen system is then timed a second time with the
+# next token drawn in the MegaKernel under these settings, as system ``megagen_<scheduler>_sample``
+SAMPLE_SETTINGS = {"do_sample": True, "temperature": 0.7, "top_k": 50, "top_p": 0.9}
 
 
 # -- timing ---------------------------------------------------------------------------------------------
@@ -160,16 +165,22 @@ def ops_pdl(model, prompt, options):
     return _graph_replay(ops.run, reset), reset
 
 
-def megagen_step(model, prompt, scheduler, options):
+def megagen_step(model, prompt, scheduler, options, sample: bool = False):
     """One MegaKernel launch per step, the position reset to the prompt length before each; on a GPU the
     launch is replayed from a CUDA graph, as every baseline is (a launch from Python costs the GPU idle
-    time a decode loop hides)."""
+    time a decode loop hides). ``sample``: the next token is drawn with SAMPLE_SETTINGS, not picked greedily."""
     batch, context = prompt.shape
     t0 = time.perf_counter()
     runner = megagen.build(model, scheduler=scheduler, max_seq_len=context + 16, max_batch_size=batch, **options)
-    kernel = runner.kernel(batch)
+    kernel = runner.kernel(batch, sample)
     build_s = time.perf_counter() - t0
-    runner.prefill(prompt)
+    sampling = GREEDY
+    if sample:
+        sampling = resolve(model.generation_config, {**SAMPLE_SETTINGS}, vocab_size=runner.decoder.vocab_size,
+                           max_top_k=runner.max_top_k)
+        for state in runner.states:
+            state.set_sampling(dataclasses.replace(sampling, seed=1234))
+    runner.prefill(prompt, sampling)
     t0 = time.perf_counter()
     kernel.run()  # the first launch compiles
     compile_s = time.perf_counter() - t0
@@ -198,6 +209,8 @@ def bench_model(name: str, args, bandwidth: float, device, progress) -> dict:
               "batch": args.batch, "context": args.context, "bytes_per_step": nbytes,
               "floor_ms": nbytes / bandwidth * 1e3, "systems": {}, "skipped": {}}
     systems = list(args.baselines) + [f"megagen_{s}" for s in args.schedulers]
+    if args.sample:
+        systems += [f"megagen_{s}_sample" for s in args.schedulers]
     with torch.no_grad():
         for system in systems:
             progress.set_description(f"{name}: {system}")
@@ -215,7 +228,9 @@ def bench_model(name: str, args, bandwidth: float, device, progress) -> dict:
             elif system == "ops_pdl_cuda_graph":
                 step, before = ops_pdl(model, prompt, args.options)
             else:
-                step, before, kernel, extra = megagen_step(model, prompt, system[len("megagen_"):], args.options)
+                scheduler = system[len("megagen_"):].removesuffix("_sample")
+                step, before, kernel, extra = megagen_step(model, prompt, scheduler, args.options,
+                                                           sample=system.endswith("_sample"))
             times = measure(step, args.steps, args.warmup, before, cuda=cuda)
             if system.startswith("megagen_"):
                 kernel.check()
@@ -227,6 +242,10 @@ def bench_model(name: str, args, bandwidth: float, device, progress) -> dict:
         if system.startswith("megagen_"):
             entry["speedup_vs"] = {b: result["systems"][b]["median_ms"] / entry["median_ms"]
                                    for b in args.baselines if b in result["systems"]}
+        if system.endswith("_sample"):  # what drawing the token costs over picking it greedily
+            greedy = result["systems"][system.removesuffix("_sample")]["median_ms"]
+            entry["sampling_settings"] = SAMPLE_SETTINGS
+            entry["cost_over_greedy"] = entry["median_ms"] / greedy - 1
     del model
     if cuda:
         torch.cuda.empty_cache()
@@ -263,6 +282,10 @@ def markdown(report: dict) -> str:
         for system, why in r["skipped"].items():
             lines.append(f"| {system} | skipped: {why} | | | | |")
         lines.append("")
+        for system, e in r["systems"].items():
+            if "cost_over_greedy" in e:
+                lines += [f"{system}: drawing each token with {e['sampling_settings']} takes "
+                          f"{e['cost_over_greedy']:+.1%} over greedy.", ""]
     return "\n".join(lines)
 
 
@@ -313,6 +336,9 @@ def parse_args(argv):
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--schedulers", nargs="+", default=list(SCHEDULERS), choices=SCHEDULERS)
     ap.add_argument("--baselines", nargs="*", default=list(BASELINES), choices=BASELINES)
+    ap.add_argument("--sample", action="store_true",
+                    help=f"also time each megagen system drawing its tokens with {SAMPLE_SETTINGS} (system "
+                         "megagen_<scheduler>_sample; bench.json gives its cost over greedy)")
     ap.add_argument("--option", action="append", default=[], help="a megagen.build option, e.g. num_warps=8")
     ap.add_argument("--out", default="bench_out", help="directory for bench.json, bench.md, bench.png")
     ap.add_argument("--dry-run", action="store_true",
@@ -366,7 +392,7 @@ def main(argv=None) -> int:
               "dry_run": args.dry_run, "baselines": list(args.baselines), "options": args.options, "results": []}
     bandwidth = copy_bandwidth(device, cuda)
     report["copy_bandwidth_GBps"] = bandwidth / 1e9
-    total = len(args.model) * (len(args.baselines) + len(args.schedulers))
+    total = len(args.model) * (len(args.baselines) + len(args.schedulers) * (2 if args.sample else 1))
     with tqdm(total=total, file=sys.stderr, unit="system") as progress:
         for name in args.model:
             report["results"].append(bench_model(name, args, bandwidth, device, progress))

@@ -32,6 +32,22 @@ def test_dry_run_writes_json_markdown_and_plot(tmp_path):
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
 
 
+@pytest.mark.skipif(not interpreting(), reason="the dry run is the interpreter's harness check")
+def test_dry_run_with_sample_times_the_sampling_kernel_beside_greedy(tmp_path, monkeypatch):
+    from megagen.runner import Runner
+    kernels, real_kernel = [], Runner.kernel
+    monkeypatch.setattr(Runner, "kernel", lambda self, batch, sample=False: kernels.append(sample) or
+                        real_kernel(self, batch, sample))
+    assert bench.main(["--dry-run", "--sample", "--baselines", "--schedulers", "round_robin",
+                       "--out", str(tmp_path)]) == 0
+    (r,) = json.loads((tmp_path / "bench.json").read_text())["results"]
+    greedy, sample = r["systems"]["megagen_round_robin"], r["systems"]["megagen_round_robin_sample"]
+    assert sample["sampling_settings"] == bench.SAMPLE_SETTINGS
+    assert sample["cost_over_greedy"] == pytest.approx(sample["median_ms"] / greedy["median_ms"] - 1)
+    assert kernels[0] is False and True in kernels  # greedy first, then the sampling kernel
+    assert "megagen_round_robin_sample: drawing each token with" in (tmp_path / "bench.md").read_text()
+
+
 def test_step_bytes_counts_weights_once_and_the_kv_cache():
     from megagen import models
     tied = models.random_model("tiny-qwen3", dtype=torch.float32)
