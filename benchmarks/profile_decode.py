@@ -19,7 +19,7 @@ import torch
 
 import megagen
 from megagen import models
-from megagen.bench import build_options, copy_bandwidth, measure
+from megagen.bench import SAMPLE_SETTINGS, build_options, copy_bandwidth, measure, set_sampling
 from waterfall import markdown, waterfall
 
 
@@ -30,6 +30,7 @@ def main():
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--scheduler", default="round_robin")
     ap.add_argument("--out", default="profile_out")
+    ap.add_argument("--sample", action="store_true", help=f"draw the tokens with {SAMPLE_SETTINGS}, not greedily")
     ap.add_argument("--option", action="append", default=[], help="a megagen.build option, e.g. max_tile_rows=16")
     args = ap.parse_args()
     options = build_options(args.option)
@@ -39,12 +40,12 @@ def main():
     prompt = torch.randint(3, model.config.vocab_size, (args.batch, args.context), device="cuda")
     bandwidth = copy_bandwidth(torch.device("cuda"), True)
     lines = [f"{args.model}, batch {args.batch}, context {args.context}, scheduler {args.scheduler}, options {options}, "
-             f"{torch.cuda.get_device_name()}, copy bandwidth {bandwidth / 1e9:.0f} GB/s"]
+             f"{'sampling' if args.sample else 'greedy'}, {torch.cuda.get_device_name()}, copy bandwidth {bandwidth / 1e9:.0f} GB/s"]
     for profile in (False, True):
         runner = megagen.build(model, scheduler=args.scheduler, max_seq_len=args.context + 16, profile=profile,
                                max_batch_size=args.batch, **options)
-        kernel = runner.kernel(args.batch)
-        runner.prefill(prompt)
+        kernel = runner.kernel(args.batch, args.sample)
+        runner.prefill(prompt, set_sampling(runner, args.sample))
         times = measure(lambda: kernel.run(check=False), 50, 10,
                         before=lambda: runner.state.pos[:args.batch].fill_(args.context))
         kernel.check()

@@ -34,7 +34,7 @@ import megagen
 from megagen import models
 from megagen.backend import interpreting
 from megagen.errors import MegagenError
-from megagen.generation import GREEDY, resolve
+from megagen.generation import GREEDY, Sampling, resolve
 
 SCHEDULERS = ("round_robin", "zigzag", "work_queue")
 # ops_pdl_cuda_graph: megagen's own tile kernels launched op by op with programmatic dependent launch, in a
@@ -165,6 +165,18 @@ def ops_pdl(model, prompt, options):
     return _graph_replay(ops.run, reset), reset
 
 
+def set_sampling(runner, sample: bool) -> Sampling:
+    """GREEDY, or SAMPLE_SETTINGS (with a fixed seed) written where the runner's sampling tasks read them."""
+    if not sample:
+        return GREEDY
+    sampling = resolve(runner.model.generation_config, dict(SAMPLE_SETTINGS), vocab_size=runner.decoder.vocab_size,
+                       max_top_k=runner.max_top_k)
+    sampling = dataclasses.replace(sampling, seed=1234)
+    for state in runner.states:
+        state.set_sampling(sampling)
+    return sampling
+
+
 def megagen_step(model, prompt, scheduler, options, sample: bool = False):
     """One MegaKernel launch per step, the position reset to the prompt length before each; on a GPU the
     launch is replayed from a CUDA graph, as every baseline is (a launch from Python costs the GPU idle
@@ -174,13 +186,7 @@ def megagen_step(model, prompt, scheduler, options, sample: bool = False):
     runner = megagen.build(model, scheduler=scheduler, max_seq_len=context + 16, max_batch_size=batch, **options)
     kernel = runner.kernel(batch, sample)
     build_s = time.perf_counter() - t0
-    sampling = GREEDY
-    if sample:
-        sampling = resolve(model.generation_config, {**SAMPLE_SETTINGS}, vocab_size=runner.decoder.vocab_size,
-                           max_top_k=runner.max_top_k)
-        for state in runner.states:
-            state.set_sampling(dataclasses.replace(sampling, seed=1234))
-    runner.prefill(prompt, sampling)
+    runner.prefill(prompt, set_sampling(runner, sample))
     t0 = time.perf_counter()
     kernel.run()  # the first launch compiles
     compile_s = time.perf_counter() - t0

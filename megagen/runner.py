@@ -289,8 +289,8 @@ def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, ma
     ``block_n`` / ``block_k`` (GEMV tiles: 16 rows, 8 from tp=4 on; 512 columns), ``max_tile_rows`` (a
     projection's rows per tile are chosen to fill whole waves of CTAs, up to this many; 128), ``attention_block``
     (positions per attention step),
-    ``max_attention_splits``. Other keyword arguments go to MegaKernel (num_ctas, num_warps,
-    profile, ...). Errors are raised before anything compiles or any rank starts.
+    ``max_attention_splits``. Other keyword arguments go to MegaKernel (num_ctas: two per SM, shared by the ranks
+    of an emulated world on a GPU; num_warps, profile, ...). Errors are raised before anything compiles or any rank starts.
     """
     check_options("megagen.build", kernel_options, BUILD_OPTIONS + TILING_OPTIONS + kernel_option_names())
     if not isinstance(max_batch_size, int) or not 1 <= max_batch_size <= MAX_BATCH_SIZE:
@@ -321,6 +321,8 @@ def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, ma
     num_ctas = kernel_options.pop("num_ctas", None)
     if num_ctas is None:  # two CTAs per SM keep twice the weight bytes in flight (measured faster, BENCHMARKS.md)
         num_ctas = INTERPRETER_VIRTUAL_CTAS if interpreting() else CTAS_PER_SM * num_sms(device)
+        if world == "emulated" and not interpreting():  # every rank's CTAs share the one GPU, all co-resident
+            num_ctas = max(1, num_ctas // tp)
     tiles = {k: kernel_options.pop(k) for k in TILING_OPTIONS if k in kernel_options}
     if tp >= 4:  # a rank's projections are small: shorter row blocks give every CTA work (BENCHMARKS.md)
         tiles.setdefault("block_n", TP_BLOCK_N)

@@ -288,7 +288,7 @@ def sample_partial_reference(logits, seed, temperature, top_k, pos, cand, ties, 
     for b in range(group * ROWS, min((group + 1) * ROWS, B)):
         y = logits[0, b, cols].float() / temperature
         if k == 0:
-            score = y + gumbel_torch(int(seed[0]), pos[b], torch.tensor(b), token)
+            score = y + gumbel_torch(int(seed[0]), pos[b], torch.tensor(b, device=pos.device), token)
             where = int(score.argmax()) if cols.numel() else 0  # the first maximum
             value[b, j] = score[where] if cols.numel() else float("-inf")
             index[b, j] = offset + j * BLOCK + where
