@@ -31,7 +31,7 @@ def check_divisible(decoder: Decoder, tp: int) -> None:
     if not isinstance(tp, int) or tp < 1:
         raise MegagenError(f"tp must be a positive int, got {tp!r}")
     a = decoder.layers[0].attn
-    inter = decoder.layers[0].gate.weight.shape[0]
+    inter = decoder.layers[0].intermediate_size
     hint = (f"choose a tp that divides {a.heads} heads and intermediate size {inter}, and divides or is a multiple "
             f"of {a.kv_heads} KV heads")
     for what, n in (("attention heads", a.heads), ("intermediate size", inter)):
