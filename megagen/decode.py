@@ -205,15 +205,14 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         down = act(down_split, slots, hidden, dtype=torch.float32)
         g.add(Moe.expert_silu_mul_gemv, name=f"{name}.experts_down", w=e.down, x=gate, x2=up, ids=ids, y=down,
               TILE_ROWS=down_rows, **blocks)
-        combine = dict(parts=down, weights=weights, dtype=dt)
-        if tp == 1:
-            out = act(1, batch, hidden, dtype=torch.float32)
-            g.add(Moe.moe_combine_residual, name=f"{name}.experts_combine", residual=resid, out=out, **combine)
-            return out
-        part = world.symmetric(rank, (1, batch, hidden), torch.float32)
-        g.add(Moe.moe_combine, name=f"{name}.experts_combine", out=part, **combine)
+        combine = dict(name=f"{name}.experts_combine", parts=down, weights=weights, dtype=dt)
         out = act(1, batch, hidden, dtype=torch.float32)
-        allreduce_ops(g, f"{name}.allreduce", part, resid, out, ranks=tp, mode=allreduce)
+        if tp == 1:
+            g.add(Moe.moe_combine_residual, residual=resid, out=out, **combine)
+            return out
+        part = world.symmetric(rank, (1, batch, hidden), torch.float32)  # as for a dense down projection
+        g.add(Moe.moe_combine, out=part, **combine)
+        allreduce_ops(g, f"{combine['name']}.allreduce", part, resid, out, ranks=tp, mode=allreduce)
         return out
 
     resid = act(1, batch, hidden, dtype=torch.float32)

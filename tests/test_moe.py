@@ -34,21 +34,24 @@ def hf_routing(model, seq: torch.Tensor) -> dict[int, torch.Tensor]:
     return routed
 
 
-# preset, batch, overrides
+# preset, batch, tp (emulated: every rank holds a slice of every expert), overrides
 CASES = [
-    ("tiny-qwen3-moe", 1, {}),
-    ("tiny-qwen3-moe", 3, {}),
-    ("tiny-qwen3-moe", 1, {"norm_topk_prob": False}),
-    ("tiny-mixtral", 1, {}),
-    ("tiny-mixtral", 3, {}),
+    ("tiny-qwen3-moe", 1, 1, {}),
+    ("tiny-qwen3-moe", 3, 1, {}),
+    ("tiny-qwen3-moe", 1, 1, {"norm_topk_prob": False}),
+    ("tiny-mixtral", 1, 1, {}),
+    ("tiny-mixtral", 3, 1, {}),
+    ("tiny-qwen3-moe", 3, 2, {}),
+    ("tiny-mixtral", 1, 2, {}),
 ]
 
 
-@pytest.mark.parametrize("name, batch, overrides", CASES,
-                         ids=[f"{c[0]}-b{c[1]}{''.join(f'-{k}={v}' for k, v in c[2].items())}" for c in CASES])
-def test_moe_matches_hf(name, batch, overrides):
+@pytest.mark.parametrize("name, batch, tp, overrides", CASES,
+                         ids=[f"{c[0]}-b{c[1]}-tp{c[2]}{''.join(f'-{k}={v}' for k, v in c[3].items())}" for c in CASES])
+def test_moe_matches_hf(name, batch, tp, overrides):
     model = tiny(name, **overrides)
-    runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, max_batch_size=batch)
+    world = dict(tp=tp, world="emulated") if tp > 1 else {}
+    runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, max_batch_size=batch, **world)
     sparse = [i for i, layer in enumerate(runner.decoder.layers) if layer.experts is not None]
     if name == "tiny-qwen3-moe":
         assert sparse == [0, 2], "test setup: layer 1 is dense (mlp_only_layers), the others sparse"
@@ -71,8 +74,12 @@ def test_moe_matches_hf(name, batch, overrides):
         route = ops[f"L{i}.route"].tensors
         assert torch.equal(route["ids"], decode[:, -1]), f"layer {i}: the MegaKernel routed differently"
         assert route["weights"].dtype == (torch.float32 if name == "tiny-mixtral" else model.dtype)
-    # the tiles agree with their references over the whole step (a fresh step from the state left)
-    assert find_mismatch(runner.task_graph) is None
+    if tp > 1:  # each rank's slice of every expert, its partial sums allreduced
+        inter = runner.decoder.layers[0].experts.intermediate_size
+        assert runner.shards[1].layers[0].experts.intermediate_size == inter // tp
+        assert any(n.startswith(f"L{sparse[0]}.experts_combine.allreduce") for n in ops)
+    else:  # the tiles agree with their references over the whole step (a fresh step from the state left)
+        assert find_mismatch(runner.task_graph) is None
 
 
 def test_route_weights_are_hf_routers(device):
