@@ -82,6 +82,13 @@ def test_moe_matches_hf(name, batch, tp, overrides):
         assert find_mismatch(runner.task_graph) is None
 
 
+@pytest.mark.parametrize("scheduler", ["zigzag", "work_queue"])
+def test_moe_under_other_schedulers(scheduler):
+    model = tiny("tiny-qwen3-moe")
+    runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, max_batch_size=2, scheduler=scheduler)
+    check_against_hf(runner, model, prompt(2, 5, seed=5), 3)
+
+
 def test_route_weights_are_hf_routers(device):
     """The route task's ids and weights against HuggingFace's own routers, each family's order of operations."""
     from transformers.models.mixtral.modeling_mixtral import MixtralTopKRouter

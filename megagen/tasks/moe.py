@@ -23,7 +23,7 @@ import triton.language as tl
 
 from megagen.errors import TaskDefinitionError
 from megagen.tasks.base import ALL, TilePlan, cdiv, register_task, tile_arange
-from megagen.tasks.linear import _linear_plan, gemv_prefetch, linear_reference, linear_tile
+from megagen.tasks.linear import linear_plan, gemv_prefetch, linear_reference, linear_tile
 
 # Router softmax and top-k run in one tile per batch row over all experts' logits.
 _MAX_EXPERTS = 1024
@@ -151,7 +151,7 @@ def _expert_plan(w, x, ids, y, x2=None, norm_w=None, eps=1e-6, row0=0, rows=None
 
     def meta(t, rows_):
         return None if t is None else torch.empty(t.shape[0], rows_, t.shape[-1], dtype=t.dtype, device="meta")
-    one = _linear_plan(torch.empty(n, k, dtype=w.dtype, device="meta"), meta(x, 1), meta(y, 1), x2=meta(x2, 1),
+    one = linear_plan(torch.empty(n, k, dtype=w.dtype, device="meta"), meta(x, 1), meta(y, 1), x2=meta(x2, 1),
                        norm_w=norm_w, eps=eps, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, TILE_ROWS=TILE_ROWS)
     cx = one.constexprs
     per_slot, row_tiles, tile_rows, chunk = one.num_tiles, cx["ROW_TILES"], cx["TILE_ROWS"], cx["CHUNK"]
