@@ -10,6 +10,10 @@ tile starts as soon as the tiles it reads are done):
 5. gate and up projections with the post-attention RMSNorm fused in;
 6. down projection over silu(gate) * up, adding the residual stream.
 
+A mixture-of-experts layer replaces 5 and 6 by the router (the post-attention RMSNorm fused in), the
+top-k routing, the routed experts' gate and up, their down, and the routing-weighted sum into the
+residual stream (``megagen.tasks.moe``).
+
 Under tensor parallelism (a rank's shard, ``megagen.shard``) the o and down projections write
 their partial sums to symmetric buffers instead, and an allreduce phase after each adds every
 rank's partials to the residual stream (``megagen.tasks.comm``); at the end each rank's
@@ -35,6 +39,7 @@ from megagen.generation import Sampling
 from megagen.graph import TaskGraph
 from megagen.tasks import attention as A
 from megagen.tasks import linear as Lin
+from megagen.tasks import moe as Moe
 from megagen.tasks import multinomial as M
 from megagen.tasks import sampling as S
 from megagen.tasks.base import cdiv
@@ -179,6 +184,37 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         allreduce_ops(g, f"{name}.allreduce", part, residual, out, ranks=tp, mode=allreduce)
         return out
 
+    def experts_mlp(name, e, post, resid):
+        """A sparse MLP block: router, routing, the routed experts' gate / up and down, their weighted sum.
+        Each routed slot is a GEMV of batch one (its own expert), tiled like a projection of that size."""
+        g.input(e.router, e.gate_up, e.down)
+        num, _, inter = e.down.shape
+        slots = batch * e.top_k
+        logits = linear(Lin.rmsnorm_gemv, e.router, act(1, batch, num), f"{name}.router", gemv_tiling(e.router)[0],
+                        **post)
+        ids, weights = act(batch, e.top_k, dtype=torch.int64), act(batch, e.top_k, dtype=e.weight_dtype)
+        g.add(Moe.route, name=f"{name}.route", logits=logits, ids=ids, weights=weights, RENORMALIZE=e.renormalize)
+        itemsize, blocks = e.down.element_size(), dict(BLOCK_N=tiling.block_n, BLOCK_K=tiling.block_k)
+        down_rows, down_split = tiling.gemv_tiles([hidden] * slots, inter, 1, itemsize, split_k=True)
+        _, down_chunk = Lin.split_k_blocks(inter, down_split, 1, tiling.block_n, tiling.block_k)
+        rows, _ = tiling.gemv_tiles([inter] * 2 * slots, hidden, 1, itemsize, split_k=False, align=down_chunk)
+        gate, up = act(1, slots, inter), act(1, slots, inter)
+        for part, y, row0 in (("gate", gate, 0), ("up", up, inter)):  # an expert's gate rows, then its up rows
+            g.add(Moe.expert_rmsnorm_gemv, name=f"{name}.experts_{part}", w=e.gate_up, ids=ids, y=y, row0=row0,
+                  rows=inter, TILE_ROWS=rows, **blocks, **post)
+        down = act(down_split, slots, hidden, dtype=torch.float32)
+        g.add(Moe.expert_silu_mul_gemv, name=f"{name}.experts_down", w=e.down, x=gate, x2=up, ids=ids, y=down,
+              TILE_ROWS=down_rows, **blocks)
+        combine = dict(name=f"{name}.experts_combine", parts=down, weights=weights, dtype=dt)
+        out = act(1, batch, hidden, dtype=torch.float32)
+        if tp == 1:
+            g.add(Moe.moe_combine_residual, residual=resid, out=out, **combine)
+            return out
+        part = world.symmetric(rank, (1, batch, hidden), torch.float32)  # as for a dense down projection
+        g.add(Moe.moe_combine, out=part, **combine)
+        allreduce_ops(g, f"{combine['name']}.allreduce", part, resid, out, ranks=tp, mode=allreduce)
+        return out
+
     resid = act(1, batch, hidden, dtype=torch.float32)
     g.add(S.embedding, name="embed", tokens=state.tokens, table=decoder.embed, out=resid)
     for i, layer in enumerate(decoder.layers):
@@ -215,6 +251,9 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         resid = residual_linear(Lin.gemv_residual, Lin.gemv, a.o.weight, f"L{i}.o_proj", resid, x=attn)
 
         post = dict(x=resid, norm_w=layer.post_norm.weight, eps=layer.post_norm.eps)
+        if layer.experts is not None:
+            resid = experts_mlp(f"L{i}", layer.experts, post, resid)
+            continue
         inter = layer.gate.weight.shape[0]
         down_rows, down_split = gemv_tiling(layer.down.weight, split_k=True)  # gate/up tiles align to its chunks
         _, down_chunk = Lin.split_k_blocks(inter, down_split, batch, tiling.block_n, tiling.block_k)

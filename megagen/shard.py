@@ -5,7 +5,9 @@ Rank r of tp keeps:
   with fewer KV heads than ranks, each KV head is replicated on the tp / KV ranks whose query
   heads use it (as Megatron and vLLM do), so any tp that divides the heads works;
 - o: the matching columns (row-parallel): its output is a partial sum, allreduced across ranks;
-- gate, up: its rows of the intermediate size; down: the matching columns (allreduced);
+- gate, up: its rows of the intermediate size; down: the matching columns (allreduced); in a
+  mixture of experts the same for every expert (each rank holds a slice of every expert), and the
+  router replicated, so every rank routes alike and reads only the routed experts' slices;
 - lm_head: its rows of the vocabulary (vocabulary-parallel), cdiv(vocab, tp) each, the last
   zero-padded: each rank computes its logits and its best token, and the next token is the
   best over the ranks (a cross-rank argmax of tp values per row, not an all-gather of logits);
@@ -22,7 +24,7 @@ import torch
 
 from megagen.errors import MegagenError
 from megagen.tasks.base import cdiv
-from megagen.trace import Decoder, Layer, Projection
+from megagen.trace import Decoder, Experts, Layer, Projection
 
 
 def check_divisible(decoder: Decoder, tp: int) -> None:
@@ -31,10 +33,11 @@ def check_divisible(decoder: Decoder, tp: int) -> None:
     if not isinstance(tp, int) or tp < 1:
         raise MegagenError(f"tp must be a positive int, got {tp!r}")
     a = decoder.layers[0].attn
-    inter = decoder.layers[0].gate.weight.shape[0]
+    inters = sorted({layer.intermediate_size for layer in decoder.layers})  # dense and experts' may differ
+    inter = " and ".join(map(str, inters))
     hint = (f"choose a tp that divides {a.heads} heads and intermediate size {inter}, and divides or is a multiple "
             f"of {a.kv_heads} KV heads")
-    for what, n in (("attention heads", a.heads), ("intermediate size", inter)):
+    for what, n in (("attention heads", a.heads), *(("intermediate size", i) for i in inters)):
         if n % tp:
             raise MegagenError(f"tp={tp} does not divide the model's {what} ({n}); {hint}")
     if a.kv_heads % tp and tp % a.kv_heads:
@@ -73,6 +76,16 @@ def _row_parallel(p: Projection, rank: int, tp: int) -> Projection:
     return Projection(_cols(p.weight, rank, tp))
 
 
+def _experts_shard(e: Experts, rank: int, tp: int) -> Experts:
+    """Every expert's slice of the intermediate size: its gate and up rows, restacked, and its down columns."""
+    inter = e.intermediate_size
+    gate, up = e.gate_up[:, :inter], e.gate_up[:, inter:]
+    n = inter // tp
+    rows = slice(rank * n, (rank + 1) * n)
+    return dataclasses.replace(e, gate_up=torch.cat([gate[:, rows], up[:, rows]], 1).contiguous(),
+                               down=e.down[:, :, rows].contiguous())
+
+
 def vocab_shard(lm_head: torch.Tensor, rank: int, tp: int) -> torch.Tensor:
     """Rank ``rank``'s rows of the vocabulary, zero-padded to cdiv(vocab, tp) rows."""
     rows = cdiv(lm_head.shape[0], tp)
@@ -93,6 +106,9 @@ def shard(decoder: Decoder, rank: int, tp: int) -> Decoder:
         attn = dataclasses.replace(a, q=_column_parallel(a.q, rank, tp), k=_column_parallel(a.k, part, parts),
                                    v=_column_parallel(a.v, part, parts), o=_row_parallel(a.o, rank, tp),
                                    heads=a.heads // tp, kv_heads=len(kv))
+        if layer.experts is not None:
+            layers.append(dataclasses.replace(layer, attn=attn, experts=_experts_shard(layer.experts, rank, tp)))
+            continue
         layers.append(Layer(input_norm=layer.input_norm, attn=attn, post_norm=layer.post_norm,
                             gate=_column_parallel(layer.gate, rank, tp), up=_column_parallel(layer.up, rank, tp),
                             down=_row_parallel(layer.down, rank, tp)))

@@ -1,11 +1,11 @@
 """Trace a HuggingFace causal LM into the parts megagen maps onto tasks.
 
 The trace walks the module tree and checks it against the config: every leaf module must
-be a part megagen implements (linear, embedding, RMSNorm, SiLU, rotary embedding), the
-decoder must have the standard layout (embedding, layers of RMSNorm / attention / RMSNorm /
-gated MLP, final norm, lm_head), and every shape must agree with the config. Anything
-else raises ``UnsupportedModelError`` naming the module and the operation, before any
-compilation. What differs between families (which layers slide, which settings are
+be a part megagen implements (linear, embedding, RMSNorm, SiLU, rotary embedding, top-k router),
+the decoder must have the standard layout (embedding, layers of RMSNorm / attention / RMSNorm /
+gated MLP or mixture of gated experts, final norm, lm_head), and every shape must agree with the
+config. Anything else raises ``UnsupportedModelError`` naming the module and the operation,
+before any compilation. What differs between families (which layers slide, which settings are
 unsupported) lives in ``models.families``.
 """
 from __future__ import annotations
@@ -52,13 +52,42 @@ class Attention:
 
 
 @dataclasses.dataclass
+class Experts:
+    """A sparse MLP block: a router over stacked gated experts, ``top_k`` of them routed per token.
+
+    The stacked layout is HuggingFace's, so a tile picks expert e's weights by offset alone.
+    ``renormalize``: the top-k softmax probabilities are divided by their sum; ``weight_dtype``: the
+    dtype HuggingFace casts the routing weights to before scaling the experts' outputs.
+    """
+
+    router: torch.Tensor  # [E, hidden]
+    gate_up: torch.Tensor  # [E, 2 * inter, hidden]: each expert's gate rows, then its up rows
+    down: torch.Tensor  # [E, hidden, inter]
+    top_k: int
+    renormalize: bool
+    weight_dtype: torch.dtype
+
+    @property
+    def intermediate_size(self) -> int:
+        return self.down.shape[2]
+
+
+@dataclasses.dataclass
 class Layer:
+    """A decoder layer: a dense one has gate / up / down, a sparse one ``experts`` (and gate / up / down None)."""
+
     input_norm: Norm
     attn: Attention
     post_norm: Norm
-    gate: Projection
-    up: Projection
-    down: Projection
+    gate: Projection | None
+    up: Projection | None
+    down: Projection | None
+    experts: Experts | None = None
+
+    @property
+    def intermediate_size(self) -> int:
+        """The MLP's (or each expert's) intermediate size: what tensor parallelism splits."""
+        return self.experts.intermediate_size if self.experts is not None else self.gate.weight.shape[0]
 
 
 @dataclasses.dataclass
@@ -125,6 +154,8 @@ def _leaf_kind(module: nn.Module) -> str | None:
         return "rotary"
     if isinstance(module, nn.SiLU) or cls == "SiLUActivation":
         return "silu"
+    if cls.endswith("TopKRouter") and hasattr(module, "top_k") and getattr(module, "weight", None) is not None:
+        return "router"
     return None
 
 
@@ -171,6 +202,49 @@ def _linear(model, path, out_features: int, in_features: int, bias: bool | None 
     return Projection(m.weight, m.bias)
 
 
+def _dense_mlp(model, p: str, inter: int, hidden: int) -> dict:
+    act = _get(model, f"{p}.mlp.act_fn")
+    if _leaf_kind(act) != "silu":
+        raise _unsupported(f"{p}.mlp.act_fn", act, "an activation other than SiLU")
+    return dict(gate=_linear(model, f"{p}.mlp.gate_proj", inter, hidden),
+                up=_linear(model, f"{p}.mlp.up_proj", inter, hidden),
+                down=_linear(model, f"{p}.mlp.down_proj", hidden, inter))
+
+
+def _experts(model, p: str, family, hidden: int) -> Experts:
+    """A sparse block of exactly a router ('gate') and stacked gated experts ('experts'), nothing else."""
+    block = _get(model, f"{p}.mlp")
+    extra = [name for name, _ in block.named_children() if name not in ("gate", "experts")]
+    if extra:
+        path = f"{p}.mlp.{extra[0]}"
+        raise _unsupported(path, _get(model, path), "a part of the mixture-of-experts block besides the router and "
+                                                    "the routed experts (a shared expert?); megagen has no task for it")
+    router = _get(model, f"{p}.mlp.gate", "router")
+    experts = _get(model, f"{p}.mlp.experts")
+    num = router.weight.shape[0]
+    act = _get(model, f"{p}.mlp.experts.act_fn")
+    if _leaf_kind(act) != "silu":
+        raise _unsupported(f"{p}.mlp.experts.act_fn", act, "an activation other than SiLU")
+    layout = dict(has_gate=True, has_bias=False, is_transposed=False, is_concatenated=True)
+    odd = [k for k, v in layout.items() if getattr(experts, k, v) != v]
+    gate_up, down = getattr(experts, "gate_up_proj", None), getattr(experts, "down_proj", None)
+    if odd or not isinstance(gate_up, torch.Tensor) or not isinstance(down, torch.Tensor):
+        raise _unsupported(f"{p}.mlp.experts", experts, f"an expert layout other than stacked gate_up_proj "
+                                                        f"[E, 2I, H] and down_proj [E, H, I] ({', '.join(odd)})")
+    inter = down.shape[-1]
+    for name, module, w, shape in (("gate", router, router.weight, (num, hidden)),
+                                   ("experts", experts, gate_up, (num, 2 * inter, hidden)),
+                                   ("experts", experts, down, (num, hidden, inter))):
+        if tuple(w.shape) != shape:
+            raise _unsupported(f"{p}.mlp.{name}", module, f"weights of shape {tuple(w.shape)}, expected {shape}")
+    if not 1 <= router.top_k <= num:
+        raise _unsupported(f"{p}.mlp.gate", router, f"top_k {router.top_k} of {num} experts")
+    if family.routing is None:
+        raise _unsupported(f"{p}.mlp", block, f"experts in a {family.name} model, a family megagen maps as dense")
+    renormalize, weight_dtype = family.routing(model.config, model.dtype)
+    return Experts(router.weight, gate_up, down, int(router.top_k), renormalize, weight_dtype)
+
+
 def trace(model) -> Decoder:
     """Map ``model`` onto megagen's parts, or raise UnsupportedModelError / MegagenError saying why not."""
     from transformers import PreTrainedModel
@@ -184,7 +258,8 @@ def trace(model) -> Decoder:
     family = family_for(config.model_type)
     if family is None:
         raise UnsupportedModelError(f"{type(model).__name__}: model_type '{config.model_type}' has no megagen family; "
-                                    "megagen.models.families lists the supported ones (llama, qwen2, qwen3, mistral)")
+                                    "megagen.models.families lists the supported ones (llama, qwen2, qwen3, mistral, "
+                                    "qwen3_moe, mixtral)")
     unsupported = family.unsupported(config)
     if unsupported:
         setting, why = unsupported[0]
@@ -240,18 +315,16 @@ def trace(model) -> Decoder:
                    for n in ("q_norm", "k_norm")]
         if (qk_norm[0] is None) != (qk_norm[1] is None):
             raise _unsupported(f"{p}.self_attn", attn_module, "a norm on only one of q and k")
-        act = _get(model, f"{p}.mlp.act_fn")
-        if _leaf_kind(act) != "silu":
-            raise _unsupported(f"{p}.mlp.act_fn", act, "an activation other than SiLU")
+        if hasattr(_get(model, f"{p}.mlp"), "experts"):
+            mlp = dict(gate=None, up=None, down=None, experts=_experts(model, p, family, hidden))
+        else:
+            mlp = _dense_mlp(model, p, inter, hidden)
         window = family.window(config, i, attn_module)
         layers.append(Layer(
             input_norm=_norm(model, f"{p}.input_layernorm"),
             attn=Attention(q, k, v, o, qk_norm[0], qk_norm[1], heads, kv_heads, head_dim,
                            float(attn_module.scaling), int(window) if window else None),
-            post_norm=_norm(model, f"{p}.post_attention_layernorm"),
-            gate=_linear(model, f"{p}.mlp.gate_proj", inter, hidden),
-            up=_linear(model, f"{p}.mlp.up_proj", inter, hidden),
-            down=_linear(model, f"{p}.mlp.down_proj", hidden, inter)))
+            post_norm=_norm(model, f"{p}.post_attention_layernorm"), **mlp))
     lm_head = _linear(model, "lm_head", vocab, hidden)
     return Decoder(model=model, family=family, embed=embed.weight, layers=layers,
                    final_norm=_norm(model, "model.norm"), lm_head=lm_head.weight, rotary=rotary,

@@ -1,8 +1,11 @@
-"""Model families: a HuggingFace model_type, its per-layer attention window, and its unsupported settings."""
+"""Model families: a HuggingFace model_type, its per-layer attention window, its routing, and its unsupported
+settings."""
 from __future__ import annotations
 
 import dataclasses
 from typing import Callable
+
+import torch
 
 
 def _no_window(config, layer: int, attn) -> int | None:
@@ -15,8 +18,18 @@ def _window_from_layer_types(config, layer: int, attn) -> int | None:
 
 
 def _window_everywhere(config, layer: int, attn) -> int | None:
-    """Mistral: config.sliding_window (possibly null) applies to every layer."""
+    """Mistral, Mixtral, Qwen3-MoE: config.sliding_window (possibly null) applies to every layer."""
     return getattr(config, "sliding_window", None)
+
+
+def _qwen3_moe_routing(config, dtype):
+    """Qwen3-MoE: the top-k probabilities renormalised only if config.norm_topk_prob, then cast to the model dtype."""
+    return bool(config.norm_topk_prob), dtype
+
+
+def _mixtral_routing(config, dtype):
+    """Mixtral: the top-k probabilities always renormalised, and kept in float32 (HF never casts them back)."""
+    return True, torch.float32
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,12 +38,15 @@ class Family:
 
     ``window(config, layer, attn)`` gives a layer's sliding attention window (None: full).
     ``unsupported(config)`` lists (setting, reason) pairs the config uses that megagen does not implement.
+    ``routing(config, dtype)``: for mixture-of-experts families (None for dense ones), (renormalise the top-k
+    probabilities, the dtype of the routing weights) as HuggingFace's router computes them.
     """
 
     name: str
     model_types: tuple[str, ...]
     window: Callable = _no_window
     unsupported: Callable = lambda config: []
+    routing: Callable | None = None
 
 
 def _llama_unsupported(config):
@@ -47,6 +63,8 @@ FAMILIES = {f.name: f for f in (
     Family("qwen2", ("qwen2",), window=_window_from_layer_types),
     Family("qwen3", ("qwen3",), window=_window_from_layer_types),
     Family("mistral", ("mistral",), window=_window_everywhere),
+    Family("qwen3_moe", ("qwen3_moe",), window=_window_everywhere, routing=_qwen3_moe_routing),
+    Family("mixtral", ("mixtral",), window=_window_everywhere, routing=_mixtral_routing),
 )}
 
 

@@ -20,6 +20,8 @@ PRESETS: dict[str, dict] = {
     'Llama-3.1-70B': {'model_type': 'llama', 'hidden_size': 8192, 'intermediate_size': 28672, 'num_hidden_layers': 80, 'num_attention_heads': 64, 'num_key_value_heads': 8, 'head_dim': 128, 'vocab_size': 128256, 'rms_norm_eps': 1e-05, 'rope_theta': 500000, 'rope_scaling': {'rope_type': 'llama3', 'factor': 8.0, 'low_freq_factor': 1.0, 'high_freq_factor': 4.0, 'original_max_position_embeddings': 8192}, 'max_position_embeddings': 131072, 'tie_word_embeddings': False},
     'Qwen2.5-7B': {'model_type': 'qwen2', 'hidden_size': 3584, 'intermediate_size': 18944, 'num_hidden_layers': 28, 'num_attention_heads': 28, 'num_key_value_heads': 4, 'head_dim': 128, 'vocab_size': 152064, 'rms_norm_eps': 1e-06, 'rope_theta': 1000000, 'max_position_embeddings': 32768, 'tie_word_embeddings': False, '_note': 'q/k/v projections carry a bias'},
     'Mistral-7B-v0.3': {'model_type': 'mistral', 'hidden_size': 4096, 'intermediate_size': 14336, 'num_hidden_layers': 32, 'num_attention_heads': 32, 'num_key_value_heads': 8, 'head_dim': 128, 'vocab_size': 32768, 'rms_norm_eps': 1e-05, 'rope_theta': 1000000, 'max_position_embeddings': 32768, 'tie_word_embeddings': False},
+    'Qwen3-30B-A3B': {'model_type': 'qwen3_moe', 'hidden_size': 2048, 'intermediate_size': 6144, 'moe_intermediate_size': 768, 'num_experts': 128, 'num_experts_per_tok': 8, 'norm_topk_prob': True, 'decoder_sparse_step': 1, 'mlp_only_layers': [], 'num_hidden_layers': 48, 'num_attention_heads': 32, 'num_key_value_heads': 4, 'head_dim': 128, 'vocab_size': 151936, 'rms_norm_eps': 1e-06, 'rope_theta': 1000000, 'max_position_embeddings': 40960, 'tie_word_embeddings': False, '_note': 'mixture of experts: 128 experts, 8 routed per token; about 30.5B parameters, 3.3B active per token'},
+    'Mixtral-8x7B-v0.1': {'model_type': 'mixtral', 'hidden_size': 4096, 'intermediate_size': 14336, 'num_local_experts': 8, 'num_experts_per_tok': 2, 'num_hidden_layers': 32, 'num_attention_heads': 32, 'num_key_value_heads': 8, 'head_dim': 128, 'vocab_size': 32000, 'rms_norm_eps': 1e-05, 'rope_theta': 1000000.0, 'max_position_embeddings': 32768, 'sliding_window': None, 'tie_word_embeddings': False, '_note': 'mixture of experts: 8 experts, 2 routed per token; about 46.7B parameters (93 GB in bf16), 12.9B active'},
 }
 
 _TINY = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
@@ -34,6 +36,13 @@ PRESETS.update({
     "tiny-qwen2": dict(model_type="qwen2", rms_norm_eps=1e-6, rope_theta=1000000, tie_word_embeddings=False, **_TINY),
     "tiny-mistral": dict(model_type="mistral", rms_norm_eps=1e-5, rope_theta=1000000, tie_word_embeddings=False,
                          sliding_window=8, **_TINY),
+    # mixtures of experts: 8 experts, 2 routed; Qwen3-MoE's middle layer is dense (mlp_only_layers)
+    "tiny-qwen3-moe": dict(model_type="qwen3_moe", rms_norm_eps=1e-6, rope_theta=1000000, tie_word_embeddings=False,
+                           moe_intermediate_size=32, num_experts=8, num_experts_per_tok=2, norm_topk_prob=True,
+                           decoder_sparse_step=1, mlp_only_layers=[1], **{**_TINY, "num_hidden_layers": 3}),
+    "tiny-mixtral": dict(model_type="mixtral", rms_norm_eps=1e-5, rope_theta=1000000, tie_word_embeddings=False,
+                         num_local_experts=8, num_experts_per_tok=2, sliding_window=None,
+                         **{**_TINY, "intermediate_size": 32}),
 })
 
 

@@ -291,7 +291,7 @@ def split_k_blocks(k: int, split: int, batch: int, BLOCK_N: int = 16, BLOCK_K: i
     return (block, chunk) if cdiv(k, chunk) == split else None
 
 
-def _linear_plan(w, x, y, x2=None, norm_w=None, bias=None, residual=None, eps=1e-6, BLOCK_N=32, BLOCK_K=512,
+def linear_plan(w, x, y, x2=None, norm_w=None, bias=None, residual=None, eps=1e-6, BLOCK_N=32, BLOCK_K=512,
                  TILE_ROWS=None):
     if w.dim() != 2 or not w.is_contiguous():
         raise TaskDefinitionError(f"linear: w must be a contiguous [N, K] matrix, got shape {tuple(w.shape)}")
@@ -355,7 +355,7 @@ def _linear_plan(w, x, y, x2=None, norm_w=None, bias=None, residual=None, eps=1e
 
 
 def _register(name, inputs):
-    return register_task(name, linear_tile, inputs=inputs, outputs=("y",), plan=_linear_plan,
+    return register_task(name, linear_tile, inputs=inputs, outputs=("y",), plan=linear_plan,
                          prefetch=gemv_prefetch, reference=linear_reference)
 
 

@@ -1,0 +1,260 @@
+"""Mixture-of-experts tasks: the routing decided on the device, and GEMVs over the experts it picks.
+
+A sparse MLP block is four phases of the decode graph (``megagen.decode``):
+
+1. the router: ``rmsnorm_gemv`` (``megagen.tasks.linear``) of the residual stream by the router weight
+   [E, hidden], the post-attention RMSNorm fused in as for every projection;
+2. ``route``: per batch row, the softmax of the router logits in fp32, its top k, renormalised where the
+   family says: expert ids [B, TOPK] (int64) and routing weights [B, TOPK], stored in the dtype HuggingFace
+   casts them to (the model's for Qwen3-MoE, fp32 for Mixtral);
+3. ``expert_rmsnorm_gemv`` (gate and up) and ``expert_silu_mul_gemv`` (down): linear.py's tile over one
+   routed slot (a batch row's k-th expert), which reads its expert id from ``ids`` after its wait and
+   offsets the stacked weights [E, rows, K] to that expert. The tiles are slots, not experts, so the graph's
+   dependencies are static whatever the routing, and only the routed experts' weights are read;
+4. ``moe_combine``: the residual stream plus every slot's down output scaled by its routing weight, each
+   rounded where HuggingFace rounds (the expert's output and its scaled output, to the model dtype), summed in
+   fp32 like the rest of the residual stream.
+
+At batch > 1 every row's slots are tiles of their own: an expert two rows share is streamed once per row.
+"""
+import torch
+import triton
+import triton.language as tl
+
+from megagen.errors import TaskDefinitionError
+from megagen.tasks.base import ALL, TilePlan, cdiv, register_task, tile_arange
+from megagen.tasks.linear import linear_plan, gemv_prefetch, linear_reference, linear_tile
+
+# Router softmax and top-k run in one tile per batch row over all experts' logits.
+_MAX_EXPERTS = 1024
+
+
+@triton.jit
+def route_tile(logits, ids, weights, tile, E: tl.constexpr, E_PAD: tl.constexpr, TOPK: tl.constexpr,
+               K_PAD: tl.constexpr, RENORMALIZE: tl.constexpr):
+    """Row ``tile``'s top TOPK experts by softmax probability (fp32, as HuggingFace's router computes it); ties go
+    to the lower expert id."""
+    experts = tl.arange(0, E_PAD)
+    z = tl.load(logits + tile * E + experts, mask=experts < E, other=-float("inf")).to(tl.float32)
+    p = tl.exp(z - tl.max(z, 0))
+    p = p / tl.sum(p, 0)
+    slots = tl.arange(0, K_PAD)
+    top = tl.zeros((K_PAD,), tl.float32)
+    idx = tl.zeros((K_PAD,), tl.int64)
+    for k in tl.static_range(TOPK):
+        best = tl.max(p, 0)
+        e = tl.min(tl.where(p == best, experts, E_PAD), 0)
+        top = tl.where(slots == k, best, top)
+        idx = tl.where(slots == k, e.to(tl.int64), idx)
+        p = tl.where(experts == e, -1.0, p)  # probabilities are >= 0: a taken expert is never the best again
+    if RENORMALIZE:
+        top = top / tl.sum(top, 0)
+    tl.store(ids + tile * TOPK + slots, idx, mask=slots < TOPK)
+    tl.store(weights + tile * TOPK + slots, top.to(weights.dtype.element_ty), mask=slots < TOPK)
+
+
+def route_reference(logits, ids, weights, tile, TOPK, RENORMALIZE):
+    probs = torch.softmax(logits[0, tile].float(), dim=-1)
+    top, idx = torch.topk(probs, TOPK)
+    if RENORMALIZE:
+        top /= top.sum()
+    ids[tile] = idx
+    weights[tile] = top.to(weights.dtype)
+
+
+def _route_plan(logits, ids, weights, RENORMALIZE=True):
+    if logits.dim() != 3 or logits.shape[0] != 1 or not logits.is_contiguous():
+        raise TaskDefinitionError(f"route: logits must be a contiguous [1, B, E] tensor, got {tuple(logits.shape)}")
+    _, batch, num = logits.shape
+    if ids.dtype != torch.int64 or ids.dim() != 2 or ids.shape[0] != batch or not ids.is_contiguous():
+        raise TaskDefinitionError(f"route: ids must be a contiguous int64 [{batch}, TOPK] tensor, got "
+                                  f"{ids.dtype} {tuple(ids.shape)}")
+    top_k = ids.shape[1]
+    if weights.shape != ids.shape or not weights.is_floating_point() or not weights.is_contiguous():
+        raise TaskDefinitionError(f"route: weights must be a contiguous float tensor shaped like ids "
+                                  f"{tuple(ids.shape)}, got {weights.dtype} {tuple(weights.shape)}")
+    if not 1 <= top_k <= num <= _MAX_EXPERTS:
+        raise TaskDefinitionError(f"route: {top_k} of {num} experts; need 1 <= TOPK <= E <= {_MAX_EXPERTS}")
+    t = tile_arange(batch)
+    row = (t, 1)
+    return TilePlan(batch, reads={"logits": (ALL, row, ALL)}, writes={"ids": (row, ALL), "weights": (row, ALL)},
+                    constexprs={"E": num, "E_PAD": triton.next_power_of_2(num), "TOPK": top_k,
+                                "K_PAD": triton.next_power_of_2(top_k), "RENORMALIZE": bool(RENORMALIZE)},
+                    cost=0.5)
+
+
+route = register_task("route", route_tile, inputs=("logits",), outputs=("ids", "weights"), plan=_route_plan,
+                      reference=route_reference)
+
+
+@triton.jit
+def expert_tile(w, x, x2, norm_w, ids, y, tile, N, B, K: tl.constexpr, BLOCK_N: tl.constexpr,
+                BLOCK_K: tl.constexpr, ROW_TILES: tl.constexpr, TILE_ROWS: tl.constexpr, CHUNK: tl.constexpr,
+                X_PARTS: tl.constexpr, X_MODE: tl.constexpr, EPS: tl.constexpr, RMS_BLOCK: tl.constexpr,
+                SLOT_TILES: tl.constexpr, W_ROW0: tl.constexpr, EXPERT_ROWS: tl.constexpr,
+                X_ROW_DIV: tl.constexpr):
+    """One tile of linear.py's GEMV for routed slot ``tile // SLOT_TILES``: the slot's expert, read from ``ids``,
+    picks rows W_ROW0.. of its weights in the stack, and x's row is the slot's batch row (X_ROW_DIV = TOPK) or the
+    slot itself (X_ROW_DIV = 1). ``B`` is x's row count, the stride of its partial sums and of y's K chunks."""
+    slot = tile // SLOT_TILES
+    sub = tile % SLOT_TILES
+    expert = tl.load(ids + slot)
+    w_e = w + (expert * EXPERT_ROWS + W_ROW0) * K
+    row = slot // X_ROW_DIV
+    if X_MODE == "silu_mul":
+        x2 = x2 + row * K
+    first = gemv_prefetch(w_e, sub, N, K, BLOCK_N, BLOCK_K, ROW_TILES, TILE_ROWS, CHUNK)
+    linear_tile(w_e, x + row * K, x2, norm_w, None, None, y + slot * N, sub, N, B, first, K, BLOCK_N, BLOCK_K, 1,
+                ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, 1, X_MODE, EPS, RMS_BLOCK, False)
+
+
+def expert_reference(w, x, x2, norm_w, ids, y, tile, N, K, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, X_MODE, EPS,
+                     SLOT_TILES, W_ROW0, X_ROW_DIV):
+    slot, sub = divmod(tile, SLOT_TILES)
+    expert = int(ids.view(-1)[slot])
+    row = slot // X_ROW_DIV
+    out = y[:, slot:slot + 1].clone()  # the slot's output as a batch of one
+
+    def one_row(t):
+        return None if t is None else t[:, row:row + 1].contiguous()
+    linear_reference(w[expert, W_ROW0:W_ROW0 + N], one_row(x), one_row(x2), norm_w, None, None, out, sub, N, 1, K,
+                     ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, 1, X_MODE, EPS)
+    y[:, slot] = out[:, 0]
+
+
+def _expert_plan(w, x, ids, y, x2=None, norm_w=None, eps=1e-6, row0=0, rows=None, BLOCK_N=32, BLOCK_K=512,
+                 TILE_ROWS=None):
+    """linear.py's plan for one slot (a batch of one over expert 0's rows), repeated for every routed slot."""
+    if w.dim() != 3 or not w.is_contiguous():
+        raise TaskDefinitionError(f"expert GEMV: w must be contiguous stacked experts [E, rows, K], got "
+                                  f"{tuple(w.shape)}")
+    num, expert_rows, k = w.shape
+    n = expert_rows - row0 if rows is None else rows
+    if not 0 <= row0 < row0 + n <= expert_rows:
+        raise TaskDefinitionError(f"expert GEMV: rows {row0}..{row0 + n} are outside an expert's {expert_rows}")
+    if ids.dtype != torch.int64 or ids.dim() != 2 or not ids.is_contiguous():
+        raise TaskDefinitionError(f"expert GEMV: ids must be a contiguous int64 [B, TOPK] tensor, got {ids.dtype} "
+                                  f"{tuple(ids.shape)}")
+    batch, top_k = ids.shape
+    slots = batch * top_k
+    for name, t in (("x", x), ("x2", x2)):
+        if t is not None and (t.dim() != 3 or t.shape[1] not in (batch, slots) or not t.is_contiguous()):
+            raise TaskDefinitionError(f"expert GEMV: {name} must be a contiguous [P, B, {k}] or [P, B * TOPK, {k}] "
+                                      f"tensor (B={batch}, TOPK={top_k}), got {tuple(t.shape)}")
+    if y.dim() != 3 or y.shape[1:] != (slots, n) or not y.is_contiguous():
+        raise TaskDefinitionError(f"expert GEMV: y must be a contiguous [S, {slots}, {n}] tensor (a row per routed "
+                                  f"slot), got {tuple(y.shape)}")
+    x_rows, split = x.shape[1], y.shape[0]
+    if split > 1 and x_rows != slots:
+        raise TaskDefinitionError("expert GEMV: split-K output needs x with a row per slot (its K chunks are "
+                                  "strided by x's rows)")
+
+    def meta(t, rows_):
+        return None if t is None else torch.empty(t.shape[0], rows_, t.shape[-1], dtype=t.dtype, device="meta")
+    one = linear_plan(torch.empty(n, k, dtype=w.dtype, device="meta"), meta(x, 1), meta(y, 1), x2=meta(x2, 1),
+                       norm_w=norm_w, eps=eps, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, TILE_ROWS=TILE_ROWS)
+    cx = one.constexprs
+    per_slot, row_tiles, tile_rows, chunk = one.num_tiles, cx["ROW_TILES"], cx["TILE_ROWS"], cx["CHUNK"]
+    t = tile_arange(slots * per_slot)
+    s, sub = t // per_slot, t % per_slot
+    r, c = sub % row_tiles, sub // row_tiles
+    x_row = (s // (slots // x_rows), 1)
+    slot = (s // top_k, 1), (s % top_k, 1)
+    out_rows = (r * tile_rows, tile_rows)
+    cols = (c * chunk, chunk)
+    x_cols = ALL if norm_w is not None else cols  # RMSNorm needs the whole row
+    reads = {"w": (ALL, (row0 + r * tile_rows, tile_rows), cols), "ids": slot, "x": (ALL, x_row, x_cols)}
+    if x2 is not None:
+        reads["x2"] = (ALL, x_row, cols)
+    if norm_w is not None:
+        reads["norm_w"] = (ALL,)
+    constexprs = {**cx, "SLOT_TILES": per_slot, "W_ROW0": row0, "EXPERT_ROWS": expert_rows,
+                  "X_ROW_DIV": slots // x_rows}
+    return TilePlan(t.size, reads=reads, writes={"y": ((c, 1), (s, 1), out_rows)},
+                    scalars={"N": n, "B": x_rows}, constexprs=constexprs, cost=one.cost)
+
+
+expert_rmsnorm_gemv = register_task("expert_rmsnorm_gemv", expert_tile, inputs=("w", "x", "norm_w", "ids"),
+                                    outputs=("y",), plan=_expert_plan, reference=expert_reference)
+expert_silu_mul_gemv = register_task("expert_silu_mul_gemv", expert_tile, inputs=("w", "x", "x2", "ids"),
+                                     outputs=("y",), plan=_expert_plan, reference=expert_reference)
+
+
+@triton.jit
+def _round_to(v, DTYPE: tl.constexpr):
+    """fp32 ``v`` rounded to the model dtype (by name) and back."""
+    if DTYPE == "bfloat16":
+        v = v.to(tl.bfloat16).to(tl.float32)
+    elif DTYPE == "float16":
+        v = v.to(tl.float16).to(tl.float32)
+    return v
+
+
+@triton.jit
+def combine_tile(parts, weights, residual, out, tile, B, H: tl.constexpr, TOPK: tl.constexpr, SPLIT: tl.constexpr,
+                 RES_PARTS: tl.constexpr, BLOCK: tl.constexpr, COL_TILES: tl.constexpr, DTYPE: tl.constexpr):
+    """Columns of one batch row: the residual plus its slots' down outputs times their routing weights."""
+    b = tile // COL_TILES
+    cols = (tile % COL_TILES) * BLOCK + tl.arange(0, BLOCK)
+    mask = cols < H
+    acc = tl.zeros((BLOCK,), tl.float32)
+    if residual is not None:
+        for p in tl.static_range(RES_PARTS):
+            acc += tl.load(residual + (p * B + b) * H + cols, mask=mask, other=0.0)
+    for k in tl.static_range(TOPK):
+        slot = b * TOPK + k
+        down = tl.zeros((BLOCK,), tl.float32)
+        for s in tl.static_range(SPLIT):
+            down += tl.load(parts + (s * B * TOPK + slot) * H + cols, mask=mask, other=0.0)
+        weight = tl.load(weights + slot).to(tl.float32)
+        acc += _round_to(_round_to(down, DTYPE) * weight, DTYPE)
+    tl.store(out + b * H + cols, acc, mask=mask)
+
+
+def combine_reference(parts, weights, residual, out, tile, B, H, TOPK, BLOCK, COL_TILES, DTYPE):
+    b, c = divmod(tile, COL_TILES)
+    cols = slice(c * BLOCK, (c + 1) * BLOCK)
+    dtype = getattr(torch, DTYPE)
+    down = parts[:, b * TOPK:(b + 1) * TOPK, cols].sum(0).to(dtype).float()  # [TOPK, cols]
+    scaled = (down * weights[b, :, None].float()).to(dtype).float()
+    acc = residual[:, b, cols].sum(0) if residual is not None else torch.zeros_like(scaled[0])
+    for k in range(TOPK):
+        acc = acc + scaled[k]
+    out[0, b, cols] = acc
+
+
+def _combine_plan(parts, weights, out, residual=None, dtype=torch.float32, BLOCK=256):
+    """Tiles of BLOCK columns of one batch row. ``dtype``: the model's, where HuggingFace rounds the experts'
+    outputs."""
+    batch, top_k = weights.shape
+    hidden = out.shape[-1]
+    shapes = {"parts": (parts, (None, batch * top_k, hidden)), "out": (out, (1, batch, hidden))}
+    if residual is not None:
+        shapes["residual"] = (residual, (None, batch, hidden))
+    for name, (t, shape) in shapes.items():
+        if (t.dim() != 3 or t.dtype != torch.float32 or not t.is_contiguous()
+                or any(want is not None and got != want for got, want in zip(t.shape, shape))):
+            raise TaskDefinitionError(f"moe_combine: {name} must be a contiguous fp32 "
+                                      f"[{', '.join('P' if d is None else str(d) for d in shape)}] tensor, got "
+                                      f"{t.dtype} {tuple(t.shape)}")
+    if BLOCK < 1 or BLOCK & (BLOCK - 1):
+        raise TaskDefinitionError(f"moe_combine: BLOCK must be a power of two, got {BLOCK}")
+    col_tiles = cdiv(hidden, BLOCK)
+    t = tile_arange(batch * col_tiles)
+    row, cols = (t // col_tiles, 1), ((t % col_tiles) * BLOCK, BLOCK)
+    reads = {"parts": (ALL, (row[0] * top_k, top_k), cols), "weights": (row, ALL)}
+    constexprs = {"H": hidden, "TOPK": top_k, "SPLIT": parts.shape[0], "BLOCK": BLOCK, "COL_TILES": col_tiles,
+                  "DTYPE": str(dtype).removeprefix("torch."), "RES_PARTS": 1}
+    if residual is not None:
+        reads["residual"] = (ALL, row, cols)
+        constexprs["RES_PARTS"] = residual.shape[0]
+    else:
+        constexprs["residual"] = None
+    return TilePlan(t.size, reads=reads, writes={"out": ((0, 1), row, cols)}, scalars={"B": batch},
+                    constexprs=constexprs, cost=0.5)
+
+
+moe_combine = register_task("moe_combine", combine_tile, inputs=("parts", "weights"), outputs=("out",),
+                            plan=_combine_plan, reference=combine_reference)
+moe_combine_residual = register_task("moe_combine_residual", combine_tile, inputs=("parts", "weights", "residual"),
+                                     outputs=("out",), plan=_combine_plan, reference=combine_reference)

@@ -1,0 +1,123 @@
+"""Mixture-of-experts decoders (issue 16): routing on the device, against transformers itself.
+
+Tiny random-weight float32 Qwen3-MoE (a dense layer among sparse ones, via mlp_only_layers) and Mixtral
+models give ``model.generate``'s tokens and its logits within 1e-4, and the routing the MegaKernel picked
+is HuggingFace's; the routing must differ between rows and between steps, or the test would prove little.
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+import megagen
+from megagen import find_mismatch, models
+from megagen.tasks import moe
+from test_models import DEVICE, INIT, MAX_SEQ_LEN, check_against_hf, prompt, tiny
+
+NEW_TOKENS = 5  # prefill + 4 MegaKernel decode steps
+
+
+@torch.no_grad()
+def hf_routing(model, seq: torch.Tensor) -> dict[int, torch.Tensor]:
+    """Per sparse layer, the experts HuggingFace routes each position of ``seq`` to: [B, positions, top_k]."""
+    routed, hooks = {}, []
+    for i, layer in enumerate(model.model.layers):
+        if hasattr(layer.mlp, "experts"):
+            hooks.append(layer.mlp.gate.register_forward_hook(
+                lambda mod, args, out, i=i: routed.__setitem__(i, out[2].view(seq.shape[0], seq.shape[1], -1))))
+    try:
+        model(seq)
+    finally:
+        for h in hooks:
+            h.remove()
+    return routed
+
+
+# preset, batch, tp (emulated: every rank holds a slice of every expert), overrides
+CASES = [
+    ("tiny-qwen3-moe", 1, 1, {}),
+    ("tiny-qwen3-moe", 3, 1, {}),
+    ("tiny-qwen3-moe", 1, 1, {"norm_topk_prob": False}),
+    ("tiny-mixtral", 1, 1, {}),
+    ("tiny-mixtral", 3, 1, {}),
+    ("tiny-qwen3-moe", 3, 2, {}),
+    ("tiny-mixtral", 1, 2, {}),
+]
+
+
+@pytest.mark.parametrize("name, batch, tp, overrides", CASES,
+                         ids=[f"{c[0]}-b{c[1]}-tp{c[2]}{''.join(f'-{k}={v}' for k, v in c[3].items())}" for c in CASES])
+def test_moe_matches_hf(name, batch, tp, overrides):
+    model = tiny(name, **overrides)
+    world = dict(tp=tp, world="emulated") if tp > 1 else {}
+    runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, max_batch_size=batch, **world)
+    sparse = [i for i, layer in enumerate(runner.decoder.layers) if layer.experts is not None]
+    if name == "tiny-qwen3-moe":
+        assert sparse == [0, 2], "test setup: layer 1 is dense (mlp_only_layers), the others sparse"
+    else:
+        assert sparse == [0, 1]
+    ids = prompt(batch, 5, seed=21 + batch)
+    seq = check_against_hf(runner, model, ids, NEW_TOKENS)
+
+    # the routing is HuggingFace's: the last decode step's ids and weights are still in their buffers
+    length = ids.shape[1]
+    routed = hf_routing(model, seq)
+    ops = {op.name: op for op in runner.task_graph.ops}
+    for i in sparse:
+        decode = routed[i][:, length - 1:-1]  # the positions the MegaKernel's steps read
+        assert not all(torch.equal(decode[:, 0].sort(-1).values, decode[:, s].sort(-1).values)
+                       for s in range(decode.shape[1])), f"test setup: layer {i} routes every step alike"
+        if batch > 1:
+            assert not all(torch.equal(decode[0].sort(-1).values, decode[b].sort(-1).values) for b in range(batch)), \
+                f"test setup: layer {i} routes every row alike"
+        route = ops[f"L{i}.route"].tensors
+        assert torch.equal(route["ids"], decode[:, -1]), f"layer {i}: the MegaKernel routed differently"
+        assert route["weights"].dtype == (torch.float32 if name == "tiny-mixtral" else model.dtype)
+    if tp > 1:  # each rank's slice of every expert, its partial sums allreduced
+        inter = runner.decoder.layers[0].experts.intermediate_size
+        assert runner.shards[1].layers[0].experts.intermediate_size == inter // tp
+        assert any(n.startswith(f"L{sparse[0]}.experts_combine.allreduce") for n in ops)
+    else:  # the tiles agree with their references over the whole step (a fresh step from the state left)
+        assert find_mismatch(runner.task_graph) is None
+
+
+@pytest.mark.parametrize("scheduler", ["zigzag", "work_queue"])
+def test_moe_under_other_schedulers(scheduler):
+    model = tiny("tiny-qwen3-moe")
+    runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, max_batch_size=2, scheduler=scheduler)
+    check_against_hf(runner, model, prompt(2, 5, seed=5), 3)
+
+
+def test_route_weights_are_hf_routers(device):
+    """The route task's ids and weights against HuggingFace's own routers, each family's order of operations."""
+    from transformers.models.mixtral.modeling_mixtral import MixtralTopKRouter
+    from transformers.models.qwen3_moe.modeling_qwen3_moe import Qwen3MoeTopKRouter
+    hidden = torch.randn(6, 32, device=device)
+    for router in (Qwen3MoeTopKRouter(models.preset_config("tiny-qwen3-moe", hidden_size=32, num_experts=12,
+                                                                  num_experts_per_tok=3)),
+                   Qwen3MoeTopKRouter(models.preset_config("tiny-qwen3-moe", hidden_size=32, norm_topk_prob=False)),
+                   MixtralTopKRouter(models.preset_config("tiny-mixtral", hidden_size=32))):
+        router = router.to(device)
+        nn.init.normal_(router.weight)
+        with torch.no_grad():
+            logits, want_weights, want_ids = router(hidden)
+        renormalize = getattr(router, "norm_topk_prob", True)
+        g = megagen.TaskGraph("route")
+        logits = logits[None].contiguous()
+        ids = torch.empty_like(want_ids)
+        weights = torch.empty_like(want_weights)
+        g.input(logits)
+        g.add(moe.route, logits=logits, ids=ids, weights=weights, RENORMALIZE=renormalize)
+        assert find_mismatch(g) is None
+        g.compile("round_robin").run()
+        assert torch.equal(ids, want_ids)
+        torch.testing.assert_close(weights, want_weights, rtol=1e-6, atol=1e-7)
+
+
+def test_shared_expert_is_unsupported_naming_the_module():
+    """A part of a sparse block megagen has no task for (a Qwen2-MoE-style shared expert) is refused by name."""
+    model = tiny("tiny-qwen3-moe")
+    model.model.layers[2].mlp.shared_expert = nn.Linear(64, 64, bias=False)
+    with pytest.raises(megagen.UnsupportedModelError, match=r"model\.layers\.2\.mlp\.shared_expert"):
+        megagen.build(model, max_seq_len=MAX_SEQ_LEN)
