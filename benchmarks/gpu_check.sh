@@ -12,5 +12,7 @@ if [ "${SKIP_BENCH:-0}" != 1 ]; then
   timeout "${BENCH_TIMEOUT:-300}" python3 benchmarks/core_microbench.py --out "$OUT/core_microbench.json" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
 fi
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
-  timeout "${TEST_TIMEOUT:-300}" python3 -m pytest -q -p no:cacheprovider -n 8 tests 2>&1 | tee "$OUT/pytest.log" | tail -25
+  # -v: every test's outcome is logged as it finishes, so a run cut short by the timeout still names its failures
+  timeout "${TEST_TIMEOUT:-600}" python3 -m pytest -v -p no:cacheprovider -n 8 tests > "$OUT/pytest.log" 2>&1
+  grep -E "FAILED|ERROR| passed| failed" "$OUT/pytest.log" | tail -25
 fi
