@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device-tool call: the core microbenchmarks, then the test suite compiled on the GPU.
 #   bash benchmarks/gpu_check.sh            (logs and JSON go to $OUT, or ./gpu_out without it)
-# SKIP_TESTS=1 / SKIP_BENCH=1 leave a part out; BENCH_ARGS is passed to core_microbench.py.
+# SKIP_TESTS=1 / SKIP_BENCH=1 leave a part out; BENCH_ARGS is passed to core_microbench.py; TEST_WORKERS (8) pytest workers.
 set -u
 OUT=${OUT:-gpu_out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 MEGAGEN_CACHE_DIR=/tmp/megagen_cache
@@ -13,6 +13,6 @@ if [ "${SKIP_BENCH:-0}" != 1 ]; then
 fi
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   # -v: every test's outcome is logged as it finishes, so a run cut short by the timeout still names its failures
-  timeout "${TEST_TIMEOUT:-600}" python3 -m pytest -v -p no:cacheprovider -n 8 tests > "$OUT/pytest.log" 2>&1
+  timeout "${TEST_TIMEOUT:-600}" python3 -m pytest -v -p no:cacheprovider -n "${TEST_WORKERS:-8}" tests > "$OUT/pytest.log" 2>&1
   grep -E "FAILED|ERROR| passed| failed" "$OUT/pytest.log" | tail -25
 fi

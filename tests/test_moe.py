@@ -118,6 +118,6 @@ def test_route_weights_are_hf_routers(device):
 def test_shared_expert_is_unsupported_naming_the_module():
     """A part of a sparse block megagen has no task for (a Qwen2-MoE-style shared expert) is refused by name."""
     model = tiny("tiny-qwen3-moe")
-    model.model.layers[2].mlp.shared_expert = nn.Linear(64, 64, bias=False)
+    model.model.layers[2].mlp.shared_expert = nn.Linear(64, 64, bias=False, device=model.device, dtype=model.dtype)
     with pytest.raises(megagen.UnsupportedModelError, match=r"model\.layers\.2\.mlp\.shared_expert"):
         megagen.build(model, max_seq_len=MAX_SEQ_LEN)
