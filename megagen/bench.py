@@ -11,8 +11,7 @@ op with programmatic dependent launch under a CUDA graph (what the same tiles do
 MegaKernel), and megagen under each scheduler (one MegaKernel launch per step). Every step is
 CUDA-event timed with the context reset before it (so every step decodes at the same context),
 median / min / max over ``--steps`` steps after warm-up; prefill is never timed. The floor is the
-bytes a step must read (weights, the embedding table only when tied to lm_head, the KV cache up to
-the context for every batch row) over the device-to-device copy bandwidth measured in the same run.
+bytes a step must read over the device-to-device copy bandwidth measured in the same run (FLOOR_DEFINITION).
 Writes bench.json (every figure with GPU, driver, versions, date and command), bench.md and
 bench.png into ``--out``.
 """
@@ -35,6 +34,7 @@ from megagen import models
 from megagen.backend import interpreting
 from megagen.errors import MegagenError
 from megagen.generation import GREEDY, Sampling, resolve
+from megagen.trace import trace
 
 SCHEDULERS = ("round_robin", "zigzag", "work_queue")
 # ops_pdl_cuda_graph: megagen's own tile kernels launched op by op with programmatic dependent launch, in a
@@ -45,6 +45,13 @@ COMPILE_MODE = "max-autotune-no-cudagraphs"  # the CUDA graph is captured by han
 # --sample: what a chat user typically asks of generate; each megagen system is then timed a second time with the
 # next token drawn in the MegaKernel under these settings, as system ``megagen_<scheduler>_sample``
 SAMPLE_SETTINGS = {"do_sample": True, "temperature": 0.7, "top_k": 50, "top_p": 0.9}
+# what floor_ms and bytes_per_step count (bench.json's floor_definition, bench.md's header); step_bytes counts it
+FLOOR_DEFINITION = ("floor_ms: bytes_per_step over the copy bandwidth. bytes_per_step: what a step must read, the "
+                    "weights (the embedding table only when tied to lm_head; of a mixture-of-experts layer its router "
+                    "and only the experts the step routes to) and the KV cache up to the context for every batch row. "
+                    "Routing is random at bench time, so a layer of E experts, k routed per row, counts the expected "
+                    "union of the rows' experts under uniform routing: E * (1 - (1 - k/E)^batch) experts (k at "
+                    "batch 1).")
 
 
 # -- timing ---------------------------------------------------------------------------------------------
@@ -88,14 +95,19 @@ def copy_bandwidth(device, cuda: bool) -> float:
 
 
 def step_bytes(model, context: int, batch: int) -> int:
-    """Bytes one decode step must read: weights (the embedding only when tied) and the KV cache."""
+    """Bytes one decode step must read, as FLOOR_DEFINITION says: weights (the embedding only when tied; of each
+    mixture-of-experts layer the expected union of the rows' routed experts) and the KV cache. Rounded to a byte:
+    the experts' share is an expectation."""
     cfg = model.config
     tied = model.lm_head.weight.data_ptr() == model.model.embed_tokens.weight.data_ptr()
     weights = sum(p.numel() * p.element_size() for n, p in model.named_parameters()
                   if tied or "embed_tokens" not in n)
+    for e in (layer.experts for layer in trace(model).layers if layer.experts is not None):
+        unrouted = (1 - e.top_k / e.router.shape[0]) ** batch  # the chance no row routes to a given expert
+        weights -= unrouted * (e.gate_up.nbytes + e.down.nbytes)
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
     kv = 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * head_dim * context * batch * model.dtype.itemsize
-    return weights + kv
+    return round(weights + kv)
 
 
 # -- the systems ----------------------------------------------------------------------------------------
@@ -270,6 +282,8 @@ def markdown(report: dict) -> str:
               f"transformers {report['transformers']}. Copy bandwidth {report['copy_bandwidth_GBps']:.0f} GB/s. "
               "Per-token decode latency, median of "
               + ("wall-clock-timed" if report["dry_run"] else "CUDA-event-timed") + " steps (min–max).", ""]
+    if "floor_definition" in report:  # bench.json files written before it was recorded lack it
+        lines += [f"Floor: {report['floor_definition']}", ""]
     for part in report.get("combined_from", []):
         lines += [f"- combined: `{part['command']}` ({part['date']}, copy bandwidth "
                   f"{part['copy_bandwidth_GBps']:.0f} GB/s)"]
@@ -395,7 +409,8 @@ def main(argv=None) -> int:
               "command": " ".join(["megagen bench"] + (sys.argv[1:] if argv is None else list(argv))),
               "torch": torch.__version__, "triton": __import__("triton").__version__,
               "transformers": __import__("transformers").__version__, "megagen": megagen.__version__,
-              "dry_run": args.dry_run, "baselines": list(args.baselines), "options": args.options, "results": []}
+              "floor_definition": FLOOR_DEFINITION, "dry_run": args.dry_run, "baselines": list(args.baselines),
+              "options": args.options, "results": []}
     bandwidth = copy_bandwidth(device, cuda)
     report["copy_bandwidth_GBps"] = bandwidth / 1e9
     total = len(args.model) * (len(args.baselines) + len(args.schedulers) * (2 if args.sample else 1))

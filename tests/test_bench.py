@@ -1,4 +1,5 @@
 """megagen bench: the dry run exercises the whole harness (JSON, Markdown, plot) on the CPU."""
+import itertools
 import json
 import subprocess
 import sys
@@ -17,6 +18,7 @@ def test_dry_run_writes_json_markdown_and_plot(tmp_path):
     assert report["dry_run"] is True and report["device"].startswith("CPU")
     for key in ("date", "command", "torch", "triton", "transformers", "copy_bandwidth_GBps"):
         assert report[key]
+    assert report["floor_definition"] == bench.FLOOR_DEFINITION
     (r,) = report["results"]
     assert r["model"] == "tiny-qwen3" and r["bytes_per_step"] > 0 and r["floor_ms"] > 0
     assert set(r["systems"]) == {"hf_eager", "megagen_round_robin"}
@@ -28,6 +30,7 @@ def test_dry_run_writes_json_markdown_and_plot(tmp_path):
     assert mg["speedup_vs"]["hf_eager"] == pytest.approx(r["systems"]["hf_eager"]["median_ms"] / mg["median_ms"])
     md = (tmp_path / "bench.md").read_text()
     assert "Dry run" in md and "| megagen_round_robin |" in md and "skipped: needs a CUDA GPU" in md
+    assert f"Floor: {bench.FLOOR_DEFINITION}" in md
     png = (tmp_path / "bench.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
 
@@ -59,6 +62,30 @@ def test_step_bytes_counts_weights_once_and_the_kv_cache():
         embed = model.model.embed_tokens.weight.numel() * 4
         weights = sum(params.values()) - (0 if cfg.tie_word_embeddings else embed)
         assert bench.step_bytes(model, context=10, batch=3) == weights + kv * 10 * 3
+
+
+@pytest.mark.parametrize("name", ["tiny-qwen3-moe", "tiny-mixtral"])
+@pytest.mark.parametrize("batch", [1, 3])
+def test_step_bytes_of_a_mixture_counts_the_rows_routed_experts(name, batch):
+    """The MoE floor against a count of the model's own tensors: every parameter outside the experts (router, and
+    the dense MLP of Qwen3-MoE's mlp_only_layers), plus each sparse layer's expert slices averaged over every way
+    the batch's rows can route (each row a uniformly drawn set of k experts), a shared expert counted once."""
+    from megagen import models
+    model = models.random_model(name, dtype=torch.float32)
+    cfg = model.config
+    assert not cfg.tie_word_embeddings, "test setup: the embedding table is not read by a decode step"
+    outside = sum(p.nbytes for n, p in model.named_parameters() if ".mlp.experts." not in n and "embed_tokens" not in n)
+    sparse = [layer.mlp for layer in model.model.layers if hasattr(layer.mlp, "experts")]
+    assert len(sparse) == (2 if name == "tiny-qwen3-moe" else cfg.num_hidden_layers) < 4
+    routed = 0.0
+    for mlp in sparse:
+        num = mlp.gate.weight.shape[0]
+        per_expert = [sum(p[e].nbytes for p in mlp.experts.parameters()) for e in range(num)]
+        choices = list(itertools.combinations(range(num), mlp.gate.top_k))
+        unions = [set().union(*rows) for rows in itertools.product(choices, repeat=batch)]
+        routed += sum(sum(per_expert[e] for e in union) for union in unions) / len(unions)
+    kv = 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * cfg.head_dim * 10 * batch * 4  # context 10, float32
+    assert bench.step_bytes(model, context=10, batch=batch) == pytest.approx(outside + routed + kv, abs=1)
 
 
 def test_without_a_gpu_bench_says_so():
