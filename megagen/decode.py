@@ -101,6 +101,7 @@ class Tiling:
     block_k: int = 512
     attention_block: int = 32
     max_attention_splits: int = 32
+    attention_split_keys: int = 64
     max_tile_rows: int = 128
 
     def __post_init__(self):
@@ -134,8 +135,14 @@ class Tiling:
         candidates = [(r, s) for s in splits for r in aligned or heights]
         return min(candidates, key=lambda rs: (cost(*rs), rs[1], -rs[0]))
 
-    def attention_splits(self, batch: int, kv_heads: int) -> int:
-        return max(1, min(self.max_attention_splits, self.num_ctas // (batch * kv_heads)))
+    def attention_splits(self, batch: int, kv_heads: int, max_keys: int) -> int:
+        """Splits of each (batch row, KV head)'s cached keys: enough to give every CTA one, at most
+        ``max_attention_splits``, and, as a power of two, no more than leave each split
+        ``attention_split_keys`` of the most keys a step can attend to (``max_keys``: the cache length or
+        the sliding window). Every split costs a tile's fixed latency however few keys it gets, so a
+        kernel built for short contexts runs fewer, longer splits (BENCHMARKS.md)."""
+        by_keys = 1 << (max(1, max_keys // self.attention_split_keys).bit_length() - 1)
+        return max(1, min(self.max_attention_splits, self.num_ctas // (batch * kv_heads), by_keys))
 
 
 def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world: World | None = None,
@@ -232,7 +239,8 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
             else:
                 proj[name] = linear(Lin.rmsnorm_gemv, lin.weight, y, f"L{i}.{name}_proj", qkv_rows, **norm)
 
-        splits = tiling.attention_splits(batch, a.kv_heads)
+        max_keys = min(state.k_cache[i].shape[2], a.window or state.k_cache[i].shape[2])
+        splits = tiling.attention_splits(batch, a.kv_heads, max_keys)
         o_part = act(batch, a.heads, splits, a.head_dim, dtype=torch.float32)
         ml_part = act(batch, a.heads, splits, 2, dtype=torch.float32)
         new_kv = act(batch, a.kv_heads, 2, a.head_dim)  # the new token's key and value, from attention to combine

@@ -26,7 +26,8 @@ CTAS_PER_SM = 2
 BUILD_OPTIONS = ("tp", "scheduler", "max_seq_len", "max_batch_size", "world", "allreduce", "max_top_k")
 # Tokens a row the sampler ranks by default: HuggingFace's default top_k (50) fits
 DEFAULT_MAX_TOP_K = 64
-TILING_OPTIONS = ("block_n", "block_k", "attention_block", "max_attention_splits", "max_tile_rows")
+TILING_OPTIONS = ("block_n", "block_k", "attention_block", "max_attention_splits", "attention_split_keys",
+                  "max_tile_rows")
 # GEMV row block from tp=4 on: 8 rows measured 17% faster than 16 for Qwen3-8B at tp=4 on H200s, and slower
 # at tp=1 and 2 (BENCHMARKS.md, tensor parallelism)
 TP_BLOCK_N = 8
@@ -289,8 +290,11 @@ def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, ma
     ``block_n`` / ``block_k`` (GEMV tiles: 16 rows, 8 from tp=4 on; 512 columns), ``max_tile_rows`` (a
     projection's rows per tile are chosen to fill whole waves of CTAs, up to this many; 128), ``attention_block``
     (positions per attention step),
-    ``max_attention_splits``. Other keyword arguments go to MegaKernel (num_ctas: two per SM, shared by the ranks
-    of an emulated world on a GPU; num_warps, profile, ...). Errors are raised before anything compiles or any rank starts.
+    ``max_attention_splits`` and ``attention_split_keys`` (each (row, KV head)'s cache is split over up to
+    that many tiles, each taking at least this many of max_seq_len's keys: 32 and 64, so a smaller max_seq_len
+    builds a kernel for short contexts). Other keyword arguments go to MegaKernel (num_ctas: two per SM, shared
+    by the ranks of an emulated world on a GPU; num_warps, profile, ...). Errors are raised before anything
+    compiles or any rank starts.
     """
     check_options("megagen.build", kernel_options, BUILD_OPTIONS + TILING_OPTIONS + kernel_option_names())
     if not isinstance(max_batch_size, int) or not 1 <= max_batch_size <= MAX_BATCH_SIZE:

@@ -96,7 +96,9 @@ def family():
     def get(name):
         if name not in cache:
             model = tiny(name)
-            runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, max_batch_size=FAMILIES[name][0])
+            # 8 keys a split: a 32-slot cache still splits, so these tests run the split attention and its combine
+            runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, max_batch_size=FAMILIES[name][0],
+                                   attention_split_keys=8)
             cache[name] = (model, runner)
         return cache[name]
 
@@ -547,6 +549,29 @@ def test_gemv_tiles_fill_whole_waves_and_respect_alignment():
     rows, split = t.gemv_tiles([1024], 2048, 1, 2, split_k=True)
     assert rows >= 16 and split > 1 and split * -(-1024 // rows) <= 264
     assert Tiling(264, max_tile_rows=16).gemv_tiles([151936], 1024, 1, 2, split_k=False)[0] == 16
+
+
+def test_attention_splits_follow_the_cache_length():
+    """Splits fill the CTAs at long contexts but leave each split attention_split_keys of the longest context:
+    8 KV heads on 264 CTAs (Llama-3.2-1B, Qwen3-0.6B) split 32 ways for a 4096-slot cache, 8 for a 528-slot one."""
+    from megagen.decode import Tiling
+    t = Tiling(264)
+    assert t.attention_splits(1, 8, 4112) == 32 and t.attention_splits(1, 8, 528) == 8
+    assert t.attention_splits(1, 8, 1024) == 16 and t.attention_splits(1, 8, 63) == 1
+    assert t.attention_splits(8, 8, 4096) == 4  # at batch 8 the CTAs run out first
+    assert Tiling(264, attention_split_keys=1).attention_splits(1, 8, 528) == 32
+    assert Tiling(264, max_attention_splits=4).attention_splits(1, 8, 4096) == 4
+
+
+def test_attention_splits_bound_by_the_sliding_window(device):
+    """A sliding window bounds the keys a step attends to, so it, not the cache, sets the splits."""
+    from megagen.decode import DecodeState, Tiling, decode_graph
+    from megagen.trace import trace
+    decoder = trace(tiny("tiny-mistral"))  # sliding_window 8
+    assert decoder.layers[0].attn.window == 8
+    graph = decode_graph(decoder, DecodeState.allocate(decoder, 1, 64), 1, Tiling(64, attention_split_keys=2))
+    partial = next(op for op in graph.ops if op.name == "L0.attention")
+    assert partial.plan.constexprs["SPLITS"] == 4  # 8 // 2; the 64-slot cache alone would allow 16 (64 CTAs // 2 KV)
 
 
 QWEN3_06B_LAYER = dict(hidden_size=1024, intermediate_size=3072, num_attention_heads=16, num_key_value_heads=8,
