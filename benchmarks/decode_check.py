@@ -11,6 +11,9 @@ must read (weights, embedding only when tied, plus the KV cache up to the contex
 the device-to-device copy bandwidth measured here.
 
     python benchmarks/decode_check.py --presets Qwen3-0.6B Llama-3.2-1B Qwen3-8B --out results.json
+
+``--layers N`` keeps a preset's first N layers (every shape otherwise real), to check a model too large for the GPU
+at hand, e.g. Qwen3-30B-A3B's experts on an H100.
 """
 import argparse
 import copy
@@ -45,10 +48,12 @@ def hf_baselines(model, prompt, steps):
 
 def check(preset, args, bandwidth):
     torch.manual_seed(0)
-    model = models.random_model(preset, dtype=torch.bfloat16, device="cuda")
+    layers = {"num_hidden_layers": args.layers} if args.layers else {}
+    model = models.random_model(preset, dtype=torch.bfloat16, device="cuda", **layers)
     vocab = model.config.vocab_size
     prompt = torch.randint(0, vocab, (1, args.context), device="cuda")
-    result = {"preset": preset, "context": args.context, "bytes_per_step": step_bytes(model, args.context, 1)}
+    result = {"preset": preset, "layers": model.config.num_hidden_layers, "context": args.context,
+              "bytes_per_step": step_bytes(model, args.context, 1)}
     result["floor_ms"] = result["bytes_per_step"] / bandwidth * 1e3
 
     t0 = time.perf_counter()
@@ -122,6 +127,7 @@ def main():
     ap.add_argument("--context", type=int, default=512)
     ap.add_argument("--new-tokens", type=int, default=128)
     ap.add_argument("--steps", type=int, default=100)
+    ap.add_argument("--layers", type=int, default=None, help="keep only the first N layers of each preset")
     ap.add_argument("--option", action="append", default=[], help="megagen.build option, e.g. num_warps=8")
     ap.add_argument("--skip-check", action="store_true", help="time only; no comparison with HuggingFace")
     ap.add_argument("--skip-hf", action="store_true", help="do not time the HuggingFace baselines")
