@@ -28,6 +28,7 @@ def main():
     ap.add_argument("--model", default="Qwen3-0.6B")
     ap.add_argument("--context", type=int, default=512)
     ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--layers", type=int, default=None, help="keep only the model's first N layers (real shapes)")
     ap.add_argument("--scheduler", default="round_robin")
     ap.add_argument("--out", default="profile_out")
     ap.add_argument("--sample", action="store_true", help=f"draw the tokens with {SAMPLE_SETTINGS}, not greedily")
@@ -36,7 +37,8 @@ def main():
     options = build_options(args.option)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    model = models.load(args.model, dtype=torch.bfloat16, device="cuda")
+    model = models.load(args.model, dtype=torch.bfloat16, device="cuda",
+                        **({"num_hidden_layers": args.layers} if args.layers else {}))
     prompt = torch.randint(3, model.config.vocab_size, (args.batch, args.context), device="cuda")
     bandwidth = copy_bandwidth(torch.device("cuda"), True)
     lines = [f"{args.model}, batch {args.batch}, context {args.context}, scheduler {args.scheduler}, options {options}, "

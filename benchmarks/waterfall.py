@@ -32,12 +32,16 @@ from megagen.profiler import CTA, Profile
 # profiles from before the attention partials applied RoPE themselves, as committed under benchmarks/results)
 PHASE_OF = {"q_proj": "q/k/v", "k_proj": "q/k/v", "v_proj": "q/k/v", "rope_q": "rope", "rope_kv": "rope",
             "attention": "attention", "attention_combine": "combine", "o_proj": "o", "o_proj.allreduce": "o",
-            "gate_proj": "gate/up", "up_proj": "gate/up", "down_proj": "down", "down_proj.allreduce": "down"}
+            "gate_proj": "gate/up", "up_proj": "gate/up", "down_proj": "down", "down_proj.allreduce": "down",
+            "router": "router", "route": "route", "experts_gate": "experts gate/up", "experts_up": "experts gate/up",
+            "experts_down": "experts down", "experts_combine": "experts combine",
+            "experts_combine.allreduce": "experts combine"}
 _LAYER_OP = re.compile(r"L(\d+)\.(.+)")
 
 
 def op_bytes(config, context: int, batch: int = 1, itemsize: int = 2) -> dict[str, int]:
-    """Bytes each op of one layer reads from memory (by op name after ``L{i}.``), and the lm_head's."""
+    """Bytes each op of one layer reads from memory (by op name after ``L{i}.``), and the lm_head's; of a
+    mixture-of-experts layer the router and the experts each batch row is routed to (each row's are streamed)."""
     hidden, inter = config.hidden_size, config.intermediate_size
     heads, kv = config.num_attention_heads, config.num_key_value_heads
     d = getattr(config, "head_dim", None) or hidden // heads
@@ -45,7 +49,17 @@ def op_bytes(config, context: int, batch: int = 1, itemsize: int = 2) -> dict[st
     return {"q_proj": heads * d * hidden * w, "k_proj": kv * d * hidden * w, "v_proj": kv * d * hidden * w,
             "attention": 2 * batch * kv * context * d * w, "o_proj": hidden * heads * d * w,
             "gate_proj": inter * hidden * w, "up_proj": inter * hidden * w, "down_proj": hidden * inter * w,
-            "lm_head": config.vocab_size * hidden * w}
+            "lm_head": config.vocab_size * hidden * w, **_expert_bytes(config, batch, w)}
+
+
+def _expert_bytes(config, batch: int, w: int) -> dict[str, int]:
+    experts = getattr(config, "num_experts", None) or getattr(config, "num_local_experts", None)
+    if not experts:
+        return {}
+    hidden, routed = config.hidden_size, batch * config.num_experts_per_tok
+    inter = getattr(config, "moe_intermediate_size", None) or config.intermediate_size
+    return {"router": experts * hidden * w, "experts_gate": routed * inter * hidden * w,
+            "experts_up": routed * inter * hidden * w, "experts_down": routed * hidden * inter * w}
 
 
 def _layer_and_kind(op_name: str) -> tuple[int | None, str]:
