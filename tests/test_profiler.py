@@ -236,3 +236,20 @@ def test_waterfall_splits_each_phase_into_parts_that_add_up():
     assert sum(r["critical"] for r in table) == p.span
     md = wf.markdown(table, "synthetic")
     assert "| q/k/v (median of 1 layers) | 3 |" in md and "| lm_head | 1 |" in md
+
+
+@pytest.mark.parametrize("name", ["tiny-qwen3-moe", "tiny-mixtral"])
+def test_waterfall_counts_the_routed_experts_of_a_sparse_layer(name):
+    """A sparse layer's phases read its router and, per batch row, its routed experts' weights (from the
+    model's own stacked expert tensors)."""
+    from megagen import models
+    from megagen.trace import trace
+    wf = _waterfall_module()
+    model = models.random_model(name, dtype=torch.float32)
+    experts = next(layer.experts for layer in trace(model).layers if layer.experts is not None)
+    sizes = wf.op_bytes(model.config, context=8, batch=3, itemsize=4)
+    one = experts.gate_up[0].nbytes // 2  # an expert's gate rows (its up rows are as many)
+    assert sizes["router"] == experts.router.nbytes
+    assert sizes["experts_gate"] == sizes["experts_up"] == 3 * experts.top_k * one
+    assert sizes["experts_down"] == 3 * experts.top_k * experts.down[0].nbytes
+    assert wf.PHASE_OF["experts_gate"] == wf.PHASE_OF["experts_up"]
