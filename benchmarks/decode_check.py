@@ -106,11 +106,11 @@ def compare_with_hf(model, runner, prompt, args) -> dict:
     megagen's bf16 error next to HuggingFace's own bf16 error."""
     seq, logits = runner.generate(prompt, args.new_tokens, return_logits=True, do_sample=False)
     ours = logits[0, 1:].float()
-    weights = sum(p.numel() for p in model.parameters()) * 4
+    fp32_bytes = sum(p.numel() for p in model.parameters()) * 4
     with torch.no_grad():
         hf = model(seq).logits[0, args.context:args.context + len(ours)].float()
         ref = None
-        if torch.cuda.mem_get_info()[0] > 1.2 * weights:  # an fp32 copy fits beside the model
+        if torch.cuda.mem_get_info()[0] > 1.2 * fp32_bytes:  # an fp32 copy fits beside the model
             model32 = copy.deepcopy(model).float()
             ref = model32(seq).logits[0, args.context:args.context + len(ours)].float()
             del model32
