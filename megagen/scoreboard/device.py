@@ -74,7 +74,9 @@ def _missing(deps, counters, offs, dep_end, epoch, SCOPE: tl.constexpr):
 
     Polls read with acquire semantics (an atomic add of 0), so the poll that sees the
     target value also orders the tile's later loads after the producers' writes. (Volatile
-    polls plus one final acquire measured 0.2 us slower per dependency hop on an H200.)
+    polls plus one final acquire measured 0.2 us slower per dependency hop on an H200.) An
+    atomic runs once and its result is broadcast to every warp; ``ld.acquire`` polls, which
+    every warp runs for itself, stalled a decode step (BENCHMARKS.md, 2026-11-23).
     """
     m = offs < dep_end
     idx = tl.load(deps + 2 * offs, mask=m, other=0)
