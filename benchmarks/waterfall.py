@@ -33,6 +33,7 @@ from megagen.profiler import CTA, Profile
 PHASE_OF = {"q_proj": "q/k/v", "k_proj": "q/k/v", "v_proj": "q/k/v", "rope_q": "rope", "rope_kv": "rope",
             "attention": "attention", "attention_combine": "combine", "o_proj": "o", "o_proj.allreduce": "o",
             "gate_proj": "gate/up", "up_proj": "gate/up", "down_proj": "down", "down_proj.allreduce": "down",
+            "mlp": "mlp (gate/up/down)",
             "router": "router", "route": "route", "experts_gate": "experts gate/up", "experts_up": "experts gate/up",
             "experts_down": "experts down", "experts_combine": "experts combine",
             "experts_combine.allreduce": "experts combine"}
@@ -49,6 +50,7 @@ def op_bytes(config, context: int, batch: int = 1, itemsize: int = 2) -> dict[st
     return {"q_proj": heads * d * hidden * w, "k_proj": kv * d * hidden * w, "v_proj": kv * d * hidden * w,
             "attention": 2 * batch * kv * context * d * w, "o_proj": hidden * heads * d * w,
             "gate_proj": inter * hidden * w, "up_proj": inter * hidden * w, "down_proj": hidden * inter * w,
+            "mlp": 3 * inter * hidden * w,
             "lm_head": config.vocab_size * hidden * w, **_expert_bytes(config, batch, w)}
 
 

@@ -10,6 +10,11 @@ tile starts as soon as the tiles it reads are done):
 5. gate and up projections with the post-attention RMSNorm fused in;
 6. down projection over silu(gate) * up, adding the residual stream.
 
+At batch 1 on one rank, for a model whose intermediate size one wave of 16-row tiles covers, 5 and 6
+are one phase (``megagen.tasks.mlp``, ``Tiling.mlp_tiles``): each tile takes 16 intermediate rows
+through gate, up and down and adds its partial sums to the residual stream with atomics, into a part
+the o projection cleared. It reads a column-major copy of the down weights (``Projection.columns``).
+
 A mixture-of-experts layer replaces 5 and 6 by the router (the post-attention RMSNorm fused in), the
 top-k routing, the routed experts' gate and up, their down, and the routing-weighted sum into the
 residual stream (``megagen.tasks.moe``).
@@ -39,6 +44,7 @@ from megagen.generation import Sampling
 from megagen.graph import TaskGraph
 from megagen.tasks import attention as A
 from megagen.tasks import linear as Lin
+from megagen.tasks import mlp as Mlp
 from megagen.tasks import moe as Moe
 from megagen.tasks import multinomial as M
 from megagen.tasks import sampling as S
@@ -90,6 +96,7 @@ class DecodeState:
 # Qwen3-8B profile, H200, BENCHMARKS.md).
 TASK_OVERHEAD_BYTES = 32 * 1024
 MAX_K_SPLITS = 4  # every consumer of a split-K output reads all its partial sums
+MLP_TILE_ROWS = 16  # intermediate rows a fused MLP tile takes
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,11 +110,15 @@ class Tiling:
     max_attention_splits: int = 32
     attention_split_keys: int = 64
     max_tile_rows: int = 128
+    fuse_mlp: bool = True  # a dense MLP as one phase at batch 1 on one rank, where faster (mlp_tiles)
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            if field.type in (bool, "bool"):
+                if not isinstance(value, bool):
+                    raise MegagenError(f"{field.name} must be True or False, got {value!r}")
+            elif not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise MegagenError(f"{field.name} must be a positive int, got {value!r}")
 
     def gemv_tiles(self, rows: list[int], k: int, batch: int, itemsize: int, split_k: bool,
@@ -134,6 +145,21 @@ class Tiling:
         aligned = [r for r in heights if align is None or align % r == 0]
         candidates = [(r, s) for s in splits for r in aligned or heights]
         return min(candidates, key=lambda rs: (cost(*rs), rs[1], -rs[0]))
+
+    def mlp_tiles(self, inter: int) -> dict | None:
+        """Tile shape of a fused MLP (``megagen.tasks.mlp``), or None where the two GEMV phases are faster.
+
+        Fused only where one wave of 16-row tiles covers the intermediate size: there the two phases are
+        bound by their fixed costs (a hop, a ramp, the stragglers), which fusing pays once. Measured on an
+        H100 (BENCHMARKS.md): Qwen3-0.6B (192 tiles on 264 CTAs) 35-40 us a step faster; Llama-3.2-1B
+        (512 tiles, or fewer of 32 or 64 rows) 86 us or more slower, its phases already near their floor.
+        Blocks hold as many
+        weights as a GEMV block (as many bytes in flight): gate and up blocks of half its columns each, down
+        blocks [BLOCK_H, 16]."""
+        if not self.fuse_mlp or cdiv(inter, MLP_TILE_ROWS) > self.num_ctas:
+            return None
+        block = self.block_n * self.block_k
+        return dict(I=MLP_TILE_ROWS, BLOCK_K=block // (2 * MLP_TILE_ROWS), BLOCK_H=block // MLP_TILE_ROWS)
 
     def attention_splits(self, batch: int, kv_heads: int, max_keys: int) -> int:
         """Splits of each (batch row, KV head)'s cached keys: enough to give every CTA one, at most
@@ -256,6 +282,22 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
               BLOCK_S=tiling.attention_block, **cache, **norms)
         g.add(A.attention_combine, name=f"L{i}.attention_combine", o_part=o_part, ml_part=ml_part, new_kv=new_kv,
               pos=state.pos, out=attn, **cache)
+        fused = layer.experts is None and tp == 1 and batch == 1 and tiling.mlp_tiles(layer.intermediate_size)
+        if fused:
+            # o's partial sums and, after them, the part the fused MLP accumulates (o clears it): the next
+            # residual stream is all of them
+            o_rows, o_split = gemv_tiling(a.o.weight, split_k=True)
+            stream = act(o_split + 1, batch, hidden, dtype=torch.float32)
+            h, mlp = stream[:o_split], stream[o_split:]
+            linear(Lin.gemv_residual_zero, a.o.weight, h, f"L{i}.o_proj", o_rows, residual=resid, x=attn, zero=mlp)
+            # the down weights column-major: a tile's 16 columns are 16 rows of memory, where the model's
+            # layout gives 32 bytes of every row (measured 190 us a step slower for Qwen3-0.6B)
+            g.input(layer.gate.weight, layer.up.weight, layer.down.columns)
+            g.add(Mlp.rmsnorm_mlp, name=f"L{i}.mlp", gate_w=layer.gate.weight, up_w=layer.up.weight,
+                  down_w=layer.down.columns, x=h, norm_w=layer.post_norm.weight, eps=layer.post_norm.eps, y=mlp,
+                  **fused)
+            resid = stream
+            continue
         resid = residual_linear(Lin.gemv_residual, Lin.gemv, a.o.weight, f"L{i}.o_proj", resid, x=attn)
 
         post = dict(x=resid, norm_w=layer.post_norm.weight, eps=layer.post_norm.eps)

@@ -11,6 +11,7 @@ unsupported) lives in ``models.families``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import torch
 from torch import nn
@@ -34,6 +35,12 @@ class Projection:
 
     weight: torch.Tensor
     bias: torch.Tensor | None = None
+
+    @functools.cached_property
+    def columns(self) -> torch.Tensor:
+        """The weight as an [out, in] view of column-major storage: a copy, made once, so a tile that takes a
+        few input columns streams whole rows of memory (``megagen.tasks.mlp``)."""
+        return self.weight.t().contiguous().t()
 
 
 @dataclasses.dataclass

@@ -126,6 +126,19 @@ row_copy = megagen.register_task("g_row_copy", rows_tile, inputs=("x",), outputs
 col_copy = megagen.register_task("g_col_copy", rows_tile, inputs=("x",), outputs=("out",), plan=cols_plan)
 
 
+def fold_plan(x, out, BLOCK=16, mode="ok"):
+    """Every tile adds its block of x into out[0:BLOCK] (TilePlan.accumulate), or, by ``mode``, breaks a rule."""
+    t = tile_arange(cdiv(x.shape[0], BLOCK))
+    reads = {"x": ((t * BLOCK, BLOCK),)}
+    if mode == "reads_out":
+        reads["out"] = ((0, BLOCK),)
+    return TilePlan(t.size, reads=reads, writes={"out": ((0, BLOCK),)}, scalars={"n": x.shape[0]},
+                    constexprs={"BLOCK": BLOCK}, accumulate=("x",) if mode == "accumulates_input" else ("out",))
+
+
+fold = megagen.register_task("g_fold", copy_tile, inputs=("x",), outputs=("out",), plan=fold_plan)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Exact dependencies on small graphs
 # ---------------------------------------------------------------------------------------------------------
@@ -414,8 +427,9 @@ def test_column_tiles_then_row_tiles(device):
     g.add(col_copy, x=b, out=a, BLOCK_N=4)  # 2 column tiles: WAR/WAW on a, RAW on b
     dag = g.dependencies
     assert deps_of(dag, 3) == [0, 1, 2] and deps_of(dag, 4) == [0, 1, 2]
-    # RAW on b and WAR on a with both row tiles; WAW with the column tiles of g_col_copy_0 they overlap
-    assert deps_of(dag, 5) == [0, 1, 3, 4] and deps_of(dag, 6) == [2, 3, 4]
+    # RAW on b and WAR on a with both row tiles; the WAW with the column tiles of g_col_copy_0 they overlap is
+    # implied (each row tile waited for all of them), so it is not waited for again
+    assert deps_of(dag, 5) == [3, 4] and deps_of(dag, 6) == [3, 4]
     assert kinds(g, "g_row_copy_1", "g_col_copy_2") == {"RAW", "WAR"}
     assert kinds(g, "g_col_copy_0", "g_col_copy_2") == {"WAW"}
 
@@ -423,6 +437,47 @@ def test_column_tiles_then_row_tiles(device):
 # ---------------------------------------------------------------------------------------------------------
 # Errors
 # ---------------------------------------------------------------------------------------------------------
+
+def test_accumulating_tiles_overlap_and_are_ordered_like_writes(device):
+    x, y, acc, out = rand(64, device=device), rand(16, device=device), empty(16, device), empty(16, device)
+    g = megagen.TaskGraph("fold", inputs=[x, y])
+    g.add(scale, x=y, out=acc, alpha=0.0, BLOCK=8)  # tasks 0, 1 clear acc
+    g.add(fold, x=x, out=acc, BLOCK=16)  # tasks 2..5 all add into acc
+    g.add(scale, x=acc, out=out, alpha=1.0, BLOCK=16)  # task 6 reads the sum
+    assert kinds(g, "scale_0", "g_fold_1") == {"WAW"} and kinds(g, "g_fold_1", "scale_2") == {"RAW"}
+    dag = g.dependencies
+    assert [deps_of(dag, t) for t in range(2, 6)] == [[0, 1]] * 4
+    assert deps_of(dag, 6) == [2, 3, 4, 5], "the sum needs every tile that adds into it (the clear is implied)"
+
+
+@pytest.mark.parametrize("mode, error, match", [
+    ("reads_out", GraphError, "tiles of one op run concurrently"),
+    ("accumulates_input", TaskDefinitionError, r"accumulates into \['x'\], which are not among its outputs"),
+])
+def test_accumulation_rules(mode, error, match, device):
+    x, acc = rand(64, device=device), empty(16, device)
+    g = megagen.TaskGraph("fold_bad", inputs=[x, acc])
+    with pytest.raises(error, match=match):
+        g.add(fold, x=x, out=acc, BLOCK=16, mode=mode)
+        g.dependencies
+
+
+def test_waiting_for_a_whole_op_implies_what_its_tiles_waited_for(device):
+    """a = 2x (4 tiles); y = W a (every tile reads all of a); d = a + y, tile by tile. A tile of d waits for
+    the gemv tiles of its block only: each of them waited for all of a, so d's own need of a block of a is
+    dropped (one counter fewer to poll)."""
+    n = 32
+    x, w = rand(n, device=device), rand(n, n, device=device)
+    a, y, d = empty(n, device), empty(n, device), empty(n, device)
+    g = megagen.TaskGraph("implied", inputs=[x, w])
+    g.add(scale, x=x, out=a, alpha=2.0, BLOCK=8)  # tasks 0..3
+    g.add(gemv, w=w, x=a, y=y, BLOCK_N=8, BLOCK_K=16)  # tasks 4..7
+    g.add(add, x=a, y=y, out=d, BLOCK=8)  # tasks 8..11
+    dag = g.dependencies
+    assert [deps_of(dag, t) for t in range(4, 8)] == [[0, 1, 2, 3]] * 4
+    assert [deps_of(dag, t) for t in range(8, 12)] == [[4], [5], [6], [7]]
+    assert kinds(g, "scale_0", "add_2") == {"RAW"}, "the op graph keeps the hazard; only redundant waits go"
+
 
 def test_error_hierarchy():
     for cls in (GraphError, TaskDefinitionError, megagen.DeadlockError):

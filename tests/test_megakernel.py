@@ -126,6 +126,26 @@ add_const = megagen.register_task("t_add_const", add_const_tile, inputs=("x",), 
                                   plan=add_const_plan)
 
 
+@triton.jit
+def fold_add_tile(x, out, n, tile, BLOCK: tl.constexpr):
+    offs = tile * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(out + tl.arange(0, BLOCK), tl.load(x + offs, mask=offs < n, other=0.0), sem="relaxed")
+
+
+def fold_add_plan(x, out, BLOCK=16, reads_out=False):
+    """out[0:BLOCK] += every BLOCK-long block of x, one tile a block, with atomics (TilePlan.accumulate).
+    ``reads_out``: a tile also claims to read out, which another tile accumulates into (a race)."""
+    t = megagen.tile_arange(megagen.cdiv(x.shape[0], BLOCK))
+    reads = {"x": ((t * BLOCK, BLOCK),)}
+    if reads_out:
+        reads = {**reads, "out": ((0, BLOCK),)}
+    return megagen.TilePlan(t.size, reads=reads, writes={"out": ((0, BLOCK),)}, scalars={"n": x.shape[0]},
+                            constexprs={"BLOCK": BLOCK}, accumulate=("out",))
+
+
+fold_add = megagen.register_task("t_fold_add", fold_add_tile, inputs=("x",), outputs=("out",), plan=fold_add_plan)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Cases
 # ---------------------------------------------------------------------------------------------------------
@@ -325,9 +345,24 @@ def slices(device):
                  "rows": (rows, rbuf.view(2, n) * f64(v))}, GEMV_TOL)
 
 
+def accumulate(device):
+    """(g) a reduction by atomics: an op clears acc, a task's tiles all add into it (in any order), a later op
+    reads it; the clearing op reads what it overwrites in place, so the order of all three matters."""
+    n, block = 100, 16
+    x, y = rand(n, device=device), rand(block, device=device)
+    acc, out = torch.empty(block, device=device), torch.empty(block, device=device)
+    g = megagen.TaskGraph("accumulate")
+    restore = _inputs(g, x, y)
+    g.add(scale, x=y, out=acc, alpha=0.0, BLOCK=8)  # zeros, from two tiles
+    g.add(fold_add, x=x, out=acc, BLOCK=block)  # 7 tiles add into all of acc
+    g.add(scale, x=acc, out=out, alpha=2.0, BLOCK=4)
+    folded = torch.nn.functional.pad(f64(x), (0, 112 - n)).view(-1, block).sum(0)
+    return Case(g, restore, [acc, out], {"acc": (acc, folded), "out": (out, 2.0 * folded)}, GEMV_TOL)
+
+
 CASES = {f.__name__: f for f in (elementwise_chain, gemv_chain, diamond, elementwise_diamond, ping_pong, overwrite,
-                                 user_reverse, user_2d, slices)}
-HAZARD_CASES = ["ping_pong", "overwrite", "user_reverse", "user_2d", "slices"]
+                                 user_reverse, user_2d, slices, accumulate)}
+HAZARD_CASES = ["ping_pong", "overwrite", "user_reverse", "user_2d", "slices", "accumulate"]
 
 
 # ---------------------------------------------------------------------------------------------------------

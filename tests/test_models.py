@@ -551,6 +551,30 @@ def test_gemv_tiles_fill_whole_waves_and_respect_alignment():
     assert Tiling(264, max_tile_rows=16).gemv_tiles([151936], 1024, 1, 2, split_k=False)[0] == 16
 
 
+def test_mlp_is_fused_where_one_wave_of_tiles_covers_it():
+    from megagen.decode import Tiling
+    assert Tiling(264).mlp_tiles(3072) == dict(I=16, BLOCK_K=256, BLOCK_H=512)  # Qwen3-0.6B on an H100: 192 tiles
+    assert Tiling(264).mlp_tiles(8192) is None  # Llama-3.2-1B: two waves, measured slower fused
+    assert Tiling(264, fuse_mlp=False).mlp_tiles(3072) is None
+    with pytest.raises(megagen.MegagenError, match="fuse_mlp must be True or False"):
+        Tiling(264, fuse_mlp=1)
+
+
+@pytest.mark.parametrize("name", ["tiny-qwen3", "tiny-llama"])
+def test_fused_mlp_matches_hf(name):
+    """With a CTA for every 16 intermediate rows, each layer's MLP is one op whose tiles add their down
+    projection's partial sums into the residual stream with atomics: tokens and logits still match HF, and
+    with fuse_mlp=False the graph has the two GEMV phases again."""
+    model = tiny(name)
+    tiles = -(-model.config.intermediate_size // 16)
+    runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, num_ctas=tiles, attention_split_keys=8)
+    nodes = set(runner.graph.nodes)
+    assert "L0.mlp" in nodes and "L0.gate_proj" not in nodes, sorted(nodes)
+    check_against_hf(runner, model, prompt(1, 5), FAMILY_NEW_TOKENS)
+    two = megagen.build(model, max_seq_len=MAX_SEQ_LEN, num_ctas=tiles, fuse_mlp=False)
+    assert "L0.mlp" not in set(two.graph.nodes) and "L0.down_proj" in set(two.graph.nodes)
+
+
 def test_attention_splits_follow_the_cache_length():
     """Splits fill the CTAs at long contexts but leave each split attention_split_keys of the longest context:
     8 KV heads on 264 CTAs (Llama-3.2-1B, Qwen3-0.6B) split 32 ways for a 4096-slot cache, 8 for a 528-slot one."""

@@ -30,10 +30,11 @@ class Access:
     write: bool
     starts: np.ndarray  # [tiles, dims] in the buffer's coordinate space
     ends: np.ndarray
-    covers_buffer: bool  # the op's boxes together cover every element of the buffer
+    covers_buffer: bool  # the op's boxes together cover every element of the buffer (never for an accumulation)
     view: tuple  # (shape, stride, offset, dtype) of the tensor the op accessed
     view_starts: np.ndarray  # [tiles, dims] in that view's own coordinates (exact, unlike byte bounds)
     view_ends: np.ndarray
+    accumulate: bool = False  # a write whose tiles add atomically (TilePlan.accumulate)
 
 
 @dataclasses.dataclass
@@ -182,7 +183,7 @@ def overlapping_pairs(cs, ce, ps, pe):
 def _accesses(graph):
     """Every access of every op, in the coordinate space of its buffer."""
     from megagen.graph.taskgraph import buffer_key
-    raw = []  # (op, name, write, tensor, starts, ends)
+    raw = []  # (op, name, write, tensor, view, starts, ends)
     views = defaultdict(set)
     for op in graph.ops:
         for write, regions in ((False, op.plan.reads), (True, op.plan.writes)):
@@ -207,13 +208,17 @@ def _accesses(graph):
             volume = int(vol.sum()) * t.element_size()
         s, e = s.copy(), e.copy()
         s[~nonempty], e[~nonempty] = 0, 0  # empty boxes never overlap
-        per_buffer[key].append(Access(op.index, name, write, s, e, covers_buffer=write and volume >= extent,
-                                      view=view, view_starts=view_starts, view_ends=view_ends))
+        accumulate = write and name in op.plan.accumulate
+        # an accumulation adds to what an earlier op wrote, so it never hides earlier writers from later readers
+        per_buffer[key].append(Access(op.index, name, write, s, e,
+                                      covers_buffer=write and not accumulate and volume >= extent, view=view,
+                                      view_starts=view_starts, view_ends=view_ends, accumulate=accumulate))
     return per_buffer
 
 
 def _check_within_op(graph, accesses: list[Access]):
-    """Tiles of one op run concurrently: no tile may touch what another tile of the op writes.
+    """Tiles of one op run concurrently: no tile may touch what another tile of the op writes,
+    except that tiles may add to the same elements of an accumulated output (atomics commute).
 
     Accesses through the same view compare exactly in view coordinates (byte bounds of
     column tiles overlap even where the tiles do not).
@@ -225,6 +230,8 @@ def _check_within_op(graph, accesses: list[Access]):
         writes = [a for a in accs if a.write]
         for w in writes:
             for other in accs:
+                if w.accumulate and other.accumulate and w.tensor == other.tensor:
+                    continue
                 if other.view == w.view:
                     ci, pi = overlapping_pairs(other.view_starts, other.view_ends, w.view_starts, w.view_ends)
                 else:
@@ -330,10 +337,61 @@ def derive_dependencies(graph) -> TileDAG:
         covered = np.zeros(singles.shape[1], bool)
         covered[pair[held]] = True
         singles = singles[:, ~covered]
+    set_op = np.array([int(np.searchsorted(offsets, m[0], side="right") - 1) for m in set_members], np.int64)
+    needs, singles = _drop_implied(needs, singles, set_op, set_ptr, offsets)
+    used = np.unique(needs[1]).astype(np.int64)  # sets no consumer needs any more are dropped, and the rest renumbered
+    set_members = [set_members[i] for i in used.tolist()]
+    needs = np.stack([needs[0], np.searchsorted(used, needs[1])]) if needs.size else needs
+    set_ptr = np.concatenate([[0], np.cumsum([m.size for m in set_members])]).astype(np.int64)
+    set_idx = np.concatenate(set_members) if set_members else np.zeros(0, np.int64)
     dep_ptr, dep_idx = _csr(singles, n)
     need_ptr, need_idx = _csr(needs, n)
     return TileDAG([op.name for op in ops], offsets, dep_ptr, dep_idx, op_graph, set_ptr, set_idx.astype(np.int64),
                    need_ptr, need_idx)
+
+
+def _drop_implied(needs: np.ndarray, singles: np.ndarray, set_op: np.ndarray, set_ptr: np.ndarray,
+                  offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(needs, singles) without the dependencies that waiting for other producers already implies.
+
+    If every tile of op X needs all of op Y, a task that waits for any tile of X has, by then, all of Y,
+    and transitively all that Y's tiles needed whole; and a task that needs all of X needs no part of
+    it. Those needs and single producers are dropped. (A tile releases its counters after a fence and
+    waiting acquires them, so what X's tiles saw of Y is visible to X's consumers.) Each wait dropped is
+    a counter a task no longer polls."""
+    num_ops = offsets.size - 1
+    if not (needs.size or singles.size):
+        return needs, singles
+    tiles = np.diff(offsets)
+    task_op = np.repeat(np.arange(num_ops), tiles)
+    need_op = set_op[needs[1]]
+    whole = np.diff(set_ptr)[needs[1]] == tiles[need_op]
+    whole_keys = needs[0][whole] * num_ops + need_op[whole]
+    # a task needs all of op Y through a set of it, or through single producers that are all its tiles
+    single_keys, single_count = np.unique(singles[0] * num_ops + task_op[singles[1]], return_counts=True)
+    all_of = np.unique(np.concatenate([whole_keys, single_keys[single_count == tiles[single_keys % num_ops]]]))
+    # direct[X, Y]: every tile of X needs all of Y; implied[X]: the same, transitively (producers come first)
+    pairs, count = np.unique(task_op[all_of // num_ops] * num_ops + all_of % num_ops, return_counts=True)
+    full = count == tiles[pairs // num_ops]
+    direct = np.zeros((num_ops, num_ops), bool)
+    direct[pairs[full] // num_ops, pairs[full] % num_ops] = True
+    implied = np.zeros_like(direct)
+    for x in range(num_ops):
+        ys = np.flatnonzero(direct[x])
+        if ys.size:
+            implied[x] = direct[x] | implied[ys].any(axis=0)
+    # per task: the ops its producers imply (as bit rows, to stay small for graphs of many ops)
+    task = np.concatenate([needs[0], singles[0]])
+    op = np.concatenate([need_op, task_op[singles[1]]])
+    order = np.argsort(task, kind="stable")
+    tasks, first = np.unique(task[order], return_index=True)
+    by_task = np.bitwise_or.reduceat(np.packbits(implied, axis=1)[op[order]], first, axis=0)
+    row = np.searchsorted(tasks, task)  # every task here has a row
+    hit = (by_task[row, op >> 3] >> (7 - (op & 7))) & 1 == 1
+    drop = hit | (np.isin(task * num_ops + op, whole_keys) & ~np.concatenate(
+        [whole, np.zeros(singles.shape[1], bool)]))
+    k = needs.shape[1]
+    return needs[:, ~drop[:k]], singles[:, ~drop[k:]]
 
 
 # Consumer tiles whose box overlaps at least this many producer tiles get a producer set (shared when equal).

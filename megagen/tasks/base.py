@@ -81,6 +81,12 @@ class TilePlan:
     tensor's shape, so tail tiles may overhang. ``cost`` is an estimate of one
     tile's time in microseconds (scalar or per tile), used only by the
     schedule simulator.
+
+    ``accumulate`` names outputs whose tiles *add* into their write regions with atomics
+    (``tl.atomic_add``) instead of storing: such regions may overlap between tiles of the op,
+    which then finish in any order (a split-K reduction without a reduction phase). Every
+    other op sees them as writes. The tensor must hold the sum's starting value when the op
+    runs: zeros or a partial result written by an earlier op of the same launch.
     """
 
     num_tiles: int
@@ -89,6 +95,7 @@ class TilePlan:
     scalars: Mapping[str, int | float] = dataclasses.field(default_factory=dict)
     constexprs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     cost: float | np.ndarray | None = None
+    accumulate: tuple[str, ...] = ()
 
 
 def _arg_names(fn) -> list[str]:
@@ -195,6 +202,10 @@ class TaskType:
         for n in self.outputs:
             if n not in plan.writes:
                 raise TaskDefinitionError(f"task '{self.name}': plan gives no write region for output '{n}'")
+        stray = [n for n in plan.accumulate if n not in self.outputs]
+        if stray:
+            raise TaskDefinitionError(f"task '{self.name}': plan accumulates into {stray}, which are not among its "
+                                      f"outputs {self.outputs}")
         clash = (set(plan.scalars) | set(plan.constexprs)) & _RESERVED
         if clash:
             raise TaskDefinitionError(f"task '{self.name}': plan value names {sorted(clash)} are reserved; rename them")

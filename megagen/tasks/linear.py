@@ -9,6 +9,8 @@ One tile function serves every variant; what differs is how ``x`` is formed as i
 - ``gemv_residual``: a residual stream is added by the first K chunk.
 - ``silu_mul_gemv`` (and ``silu_mul_gemv_residual``): x = silu(x) * x2 (gate and up projections)
   (plus a residual).
+- ``gemv_residual_zero``: ``gemv_residual`` whose first K chunk also clears ``zero``, the buffer a
+  later accumulating op (``megagen.tasks.mlp``) adds into, in the same launch.
 
 Shapes: ``x`` is ``[K]``, ``[P, K]`` or ``[P, B, K]`` (P partial sums that are added as
 they are loaded, B batch rows); ``y`` is ``[N]``, ``[S, N]`` or ``[S, B, N]``. With S > 1
@@ -182,9 +184,10 @@ def _zero_acc(BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr)
 
 
 @triton.jit
-def _store_rows(acc, rows, row_end, chunk, bias, residual, y, B, N, B_PAD: tl.constexpr, RES_PARTS: tl.constexpr):
+def _store_rows(acc, rows, row_end, chunk, bias, residual, zero, y, B, N, B_PAD: tl.constexpr,
+                RES_PARTS: tl.constexpr):
     """Reduce a row block's products and store its rows below row_end, the bias and residual added by the
-    first K chunk."""
+    first K chunk, which also clears the same rows of ``zero`` (where a later op accumulates)."""
     if B_PAD == 1:
         out = tl.sum(acc, axis=1)  # [BLOCK_N]
     else:
@@ -197,11 +200,13 @@ def _store_rows(acc, rows, row_end, chunk, bias, residual, y, B, N, B_PAD: tl.co
         if residual is not None:
             for p in tl.static_range(RES_PARTS):
                 out += tl.load(residual + p * B * N + offs, mask=mask, other=0.0).to(tl.float32)
+        if zero is not None:
+            tl.store(zero + offs, tl.zeros_like(out).to(zero.dtype.element_ty), mask=mask)
     tl.store(y + chunk * B * N + offs, out.to(y.dtype.element_ty), mask=mask)
 
 
 @triton.jit
-def linear_tile(w, x, x2, norm_w, bias, residual, y, tile, N, B, prefetched, K: tl.constexpr,
+def linear_tile(w, x, x2, norm_w, bias, residual, zero, y, tile, N, B, prefetched, K: tl.constexpr,
                 BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr, ROW_TILES: tl.constexpr,
                 TILE_ROWS: tl.constexpr, CHUNK: tl.constexpr, X_PARTS: tl.constexpr, RES_PARTS: tl.constexpr,
                 X_MODE: tl.constexpr, EPS: tl.constexpr, RMS_BLOCK: tl.constexpr, X_IN_W_DTYPE: tl.constexpr):
@@ -231,11 +236,11 @@ def linear_tile(w, x, x2, norm_w, bias, residual, y, tile, N, B, prefetched, K: 
         acc = _accumulate(acc, wk, _x_form(xk, extra, x, norm_w, rstd, B_PAD, X_MODE), B_PAD, X_IN_W_DTYPE)
         if ROW_BLOCKS > 1:
             if j % K_STEPS == 0:  # block j - 1 ended a row block
-                _store_rows(acc, rows, row_end, chunk, bias, residual, y, B, N, B_PAD, RES_PARTS)
+                _store_rows(acc, rows, row_end, chunk, bias, residual, zero, y, B, N, B_PAD, RES_PARTS)
                 acc = _zero_acc(BLOCK_N, BLOCK_K, B_PAD)
         wk, xk, extra, rows = w_next, x_next, extra_next, next_rows
     acc = _accumulate(acc, wk, _x_form(xk, extra, x, norm_w, rstd, B_PAD, X_MODE), B_PAD, X_IN_W_DTYPE)
-    _store_rows(acc, rows, row_end, chunk, bias, residual, y, B, N, B_PAD, RES_PARTS)
+    _store_rows(acc, rows, row_end, chunk, bias, residual, zero, y, B, N, B_PAD, RES_PARTS)
 
 
 def _parts(t, parts, B):
@@ -247,7 +252,7 @@ def _round_to(v, dtype):
     return v.to(dtype).float()
 
 
-def linear_reference(w, x, x2, norm_w, bias, residual, y, tile, N, B, K, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS,
+def linear_reference(w, x, x2, norm_w, bias, residual, zero, y, tile, N, B, K, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS,
                      RES_PARTS, X_MODE, EPS):
     chunk, r = divmod(tile, ROW_TILES)
     rows, cols = slice(r * TILE_ROWS, (r + 1) * TILE_ROWS), slice(chunk * CHUNK, (chunk + 1) * CHUNK)
@@ -268,6 +273,8 @@ def linear_reference(w, x, x2, norm_w, bias, residual, y, tile, N, B, K, ROW_TIL
         if residual is not None:
             out = sum(residual.view(RES_PARTS, B, N)[:, :, rows].float().unbind(0), out)
     y.view(-1, B, N)[chunk, :, rows] = out
+    if zero is not None and chunk == 0:
+        zero.view(B, N)[:, rows] = 0
 
 
 def _lead(t, name, last, w):
@@ -291,8 +298,8 @@ def split_k_blocks(k: int, split: int, batch: int, BLOCK_N: int = 16, BLOCK_K: i
     return (block, chunk) if cdiv(k, chunk) == split else None
 
 
-def linear_plan(w, x, y, x2=None, norm_w=None, bias=None, residual=None, eps=1e-6, BLOCK_N=32, BLOCK_K=512,
-                 TILE_ROWS=None):
+def linear_plan(w, x, y, x2=None, norm_w=None, bias=None, residual=None, zero=None, eps=1e-6, BLOCK_N=32,
+                BLOCK_K=512, TILE_ROWS=None):
     if w.dim() != 2 or not w.is_contiguous():
         raise TaskDefinitionError(f"linear: w must be a contiguous [N, K] matrix, got shape {tuple(w.shape)}")
     n, k = w.shape
@@ -311,6 +318,9 @@ def linear_plan(w, x, y, x2=None, norm_w=None, bias=None, residual=None, eps=1e-
     for name, t, size in (("norm_w", norm_w, k), ("bias", bias, n)):
         if t is not None and (tuple(t.shape) != (size,) or not t.is_contiguous()):
             raise TaskDefinitionError(f"linear: {name} must be a contiguous [{size}] vector, got {tuple(t.shape)}")
+    if zero is not None and (tuple(zero.shape) != (1, batch, n) or not zero.is_contiguous()):
+        raise TaskDefinitionError(f"linear: zero must be a contiguous [1, B, {n}] = {(1, batch, n)} tensor, got "
+                                  f"{tuple(zero.shape)}")
     if bias is not None and split > 1:
         raise TaskDefinitionError("linear: a bias with split-K output is not supported; use S = 1")
     b_pad = batch_pad(batch)
@@ -347,15 +357,18 @@ def linear_plan(w, x, y, x2=None, norm_w=None, bias=None, residual=None, eps=1e-
                   "RMS_BLOCK": min(triton.next_power_of_2(k), _RMS_VALUES // b_pad) if norm_w is not None else 1,
                   "X_IN_W_DTYPE": x_in_w_dtype}
     constexprs.update({name: None for name, v in (("x2", x2), ("norm_w", norm_w), ("bias", bias),
-                                                   ("residual", residual)) if v is None})
+                                                   ("residual", residual), ("zero", zero)) if v is None})
+    writes = {"y": _box(y, (c, 1), rows)}
+    if zero is not None:  # the first K chunk's row tiles clear it
+        writes["zero"] = _box(zero, (0, 1), (r * TILE_ROWS, (c == 0) * TILE_ROWS))
     tile_bytes = TILE_ROWS * chunk * w.element_size()
-    return TilePlan(t.size, reads=reads, writes={"y": _box(y, (c, 1), rows)},
+    return TilePlan(t.size, reads=reads, writes=writes,
                     scalars={"N": n, "B": batch}, constexprs=constexprs,
                     cost=0.5 + tile_bytes / _SM_BYTES_PER_US)
 
 
-def _register(name, inputs):
-    return register_task(name, linear_tile, inputs=inputs, outputs=("y",), plan=linear_plan,
+def _register(name, inputs, outputs=("y",)):
+    return register_task(name, linear_tile, inputs=inputs, outputs=outputs, plan=linear_plan,
                          prefetch=gemv_prefetch, reference=linear_reference)
 
 
@@ -363,5 +376,7 @@ gemv = _register("gemv", ("w", "x"))
 rmsnorm_gemv = _register("rmsnorm_gemv", ("w", "x", "norm_w"))
 rmsnorm_gemv_bias = _register("rmsnorm_gemv_bias", ("w", "x", "norm_w", "bias"))
 gemv_residual = _register("gemv_residual", ("w", "x", "residual"))
+# ... that also clears ``zero`` for an accumulating op after it (megagen.tasks.mlp)
+gemv_residual_zero = _register("gemv_residual_zero", ("w", "x", "residual"), ("y", "zero"))
 silu_mul_gemv = _register("silu_mul_gemv", ("w", "x", "x2"))
 silu_mul_gemv_residual = _register("silu_mul_gemv_residual", ("w", "x", "x2", "residual"))
