@@ -153,9 +153,8 @@ class Tiling:
         bound by their fixed costs (a hop, a ramp, the stragglers), which fusing pays once. Measured on an
         H100 (BENCHMARKS.md): Qwen3-0.6B (192 tiles on 264 CTAs) 35-40 us a step faster; Llama-3.2-1B
         (512 tiles, or fewer of 32 or 64 rows) 86 us or more slower, its phases already near their floor.
-        Blocks hold as many
-        weights as a GEMV block (as many bytes in flight): gate and up blocks of half its columns each, down
-        blocks [BLOCK_H, 16]."""
+        Blocks hold as many weights as a GEMV block (as many bytes in flight): gate and up blocks of half its
+        columns each, down blocks [BLOCK_H, 16]."""
         if not self.fuse_mlp or cdiv(inter, MLP_TILE_ROWS) > self.num_ctas:
             return None
         block = self.block_n * self.block_k

@@ -272,6 +272,7 @@ def derive_dependencies(graph) -> TileDAG:
     edge_parts, need_parts = [], []
     set_ids: dict[tuple, int] = {}  # (producer op, member tiles) -> set id
     set_members: list[np.ndarray] = []
+    set_ops: list[int] = []  # each set's producer op
     op_graph = nx.DiGraph()
     for op in ops:
         op_graph.add_node(op.name, task=op.task.name, tiles=op.num_tiles, index=op.index)
@@ -299,6 +300,7 @@ def derive_dependencies(graph) -> TileDAG:
                         sid = set_ids.setdefault(key, len(set_ids))
                         if sid == len(set_members):
                             set_members.append(offsets[prev.op] + producers)
+                            set_ops.append(prev.op)
                         need_parts.append(np.stack([offsets[acc.op] + consumers, np.full_like(consumers, sid)]))
                     if ci.size:
                         edge_parts.append(np.stack([offsets[acc.op] + ci, offsets[prev.op] + pi]))
@@ -337,8 +339,7 @@ def derive_dependencies(graph) -> TileDAG:
         covered = np.zeros(singles.shape[1], bool)
         covered[pair[held]] = True
         singles = singles[:, ~covered]
-    set_op = np.array([int(np.searchsorted(offsets, m[0], side="right") - 1) for m in set_members], np.int64)
-    needs, singles = _drop_implied(needs, singles, set_op, set_ptr, offsets)
+    needs, singles = _drop_implied(needs, singles, np.array(set_ops, np.int64), set_ptr, offsets)
     used = np.unique(needs[1]).astype(np.int64)  # sets no consumer needs any more are dropped, and the rest renumbered
     set_members = [set_members[i] for i in used.tolist()]
     needs = np.stack([needs[0], np.searchsorted(used, needs[1])]) if needs.size else needs
