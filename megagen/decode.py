@@ -10,8 +10,8 @@ tile starts as soon as the tiles it reads are done):
 5. gate and up projections with the post-attention RMSNorm fused in;
 6. down projection over silu(gate) * up, adding the residual stream.
 
-At batch 1 on one rank, for a model whose intermediate size one wave of 16-row tiles covers, 5 and 6
-are one phase (``megagen.tasks.mlp``, ``Tiling.mlp_tiles``): each tile takes 16 intermediate rows
+With ``fuse_mlp=True``, at batch 1 on one rank, for a model whose intermediate size one wave of
+16-row tiles covers, 5 and 6 are one phase (``megagen.tasks.mlp``, ``Tiling.mlp_tiles``): each tile takes 16 intermediate rows
 through gate, up and down and adds its partial sums to the residual stream with atomics, into a part
 the o projection cleared. It reads a column-major copy of the down weights (``Projection.columns``).
 
@@ -110,7 +110,9 @@ class Tiling:
     max_attention_splits: int = 32
     attention_split_keys: int = 64
     max_tile_rows: int = 128
-    fuse_mlp: bool = True  # a dense MLP as one phase at batch 1 on one rank, where faster (mlp_tiles)
+    # a dense MLP as one phase at batch 1 on one rank, where faster (mlp_tiles); off by default: its atomic sums
+    # make the logits' last bits depend on the order tiles finish, so schedules and runs no longer agree bitwise
+    fuse_mlp: bool = False
 
     def __post_init__(self):
         for field in dataclasses.fields(self):

@@ -293,7 +293,8 @@ def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, ma
     ``max_attention_splits`` and ``attention_split_keys`` (each (row, KV head)'s cache is split over up to
     that many tiles, each taking at least this many of max_seq_len's keys: 32 and 64, so a smaller max_seq_len
     builds a kernel for short contexts), ``fuse_mlp`` (a dense MLP as one phase at batch 1 on one rank where
-    one wave of tiles covers it, its down projection's partial sums added with atomics; True). Other keyword
+    one wave of tiles covers it, its down projection's partial sums added with atomics, so the last bits of
+    the logits vary with the order tiles finish; False). Other keyword
     arguments go to MegaKernel (num_ctas: two per SM, shared
     by the ranks of an emulated world on a GPU; num_warps, profile, ...). Errors are raised before anything
     compiles or any rank starts.

@@ -553,25 +553,26 @@ def test_gemv_tiles_fill_whole_waves_and_respect_alignment():
 
 def test_mlp_is_fused_where_one_wave_of_tiles_covers_it():
     from megagen.decode import Tiling
-    assert Tiling(264).mlp_tiles(3072) == dict(I=16, BLOCK_K=256, BLOCK_H=512)  # Qwen3-0.6B on an H100: 192 tiles
-    assert Tiling(264).mlp_tiles(8192) is None  # Llama-3.2-1B: two waves, measured slower fused
-    assert Tiling(264, fuse_mlp=False).mlp_tiles(3072) is None
+    fused = Tiling(264, fuse_mlp=True)
+    assert fused.mlp_tiles(3072) == dict(I=16, BLOCK_K=256, BLOCK_H=512)  # Qwen3-0.6B on an H100: 192 tiles
+    assert fused.mlp_tiles(8192) is None  # Llama-3.2-1B: two waves, measured slower fused
+    assert Tiling(264).mlp_tiles(3072) is None, "off by default (not bitwise reproducible)"
     with pytest.raises(megagen.MegagenError, match="fuse_mlp must be True or False"):
         Tiling(264, fuse_mlp=1)
 
 
 @pytest.mark.parametrize("name", ["tiny-qwen3", "tiny-llama"])
 def test_fused_mlp_matches_hf(name):
-    """With a CTA for every 16 intermediate rows, each layer's MLP is one op whose tiles add their down
-    projection's partial sums into the residual stream with atomics: tokens and logits still match HF, and
-    with fuse_mlp=False the graph has the two GEMV phases again."""
+    """With fuse_mlp=True and a CTA for every 16 intermediate rows, each layer's MLP is one op whose tiles add
+    their down projection's partial sums into the residual stream with atomics: tokens and logits still match
+    HF; by default the graph has the two GEMV phases."""
     model = tiny(name)
     tiles = -(-model.config.intermediate_size // 16)
-    runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, num_ctas=tiles, attention_split_keys=8)
+    runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, num_ctas=tiles, attention_split_keys=8, fuse_mlp=True)
     nodes = set(runner.graph.nodes)
     assert "L0.mlp" in nodes and "L0.gate_proj" not in nodes, sorted(nodes)
     check_against_hf(runner, model, prompt(1, 5), FAMILY_NEW_TOKENS)
-    two = megagen.build(model, max_seq_len=MAX_SEQ_LEN, num_ctas=tiles, fuse_mlp=False)
+    two = megagen.build(model, max_seq_len=MAX_SEQ_LEN, num_ctas=tiles)
     assert "L0.mlp" not in set(two.graph.nodes) and "L0.down_proj" in set(two.graph.nodes)
 
 

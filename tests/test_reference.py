@@ -81,7 +81,7 @@ def _outputs(runner) -> dict:
 @pytest.mark.parametrize("name, prompt_len, options", [
     ("tiny-qwen3", 5, {}), ("tiny-qwen2", 5, {}), ("tiny-mistral", 12, {}),
     ("tiny-qwen3", 70, dict(max_seq_len=96, attention_block=16)),
-    ("tiny-llama", 5, dict(num_ctas=8))], ids=["qwen3", "qwen2", "mistral", "qwen3-blocks", "llama-fused-mlp"])
+    ("tiny-llama", 5, dict(num_ctas=8, fuse_mlp=True))], ids=["qwen3", "qwen2", "mistral", "qwen3-blocks", "llama-fused-mlp"])
 def test_reference_decode_step_matches_megakernel_and_huggingface(name, prompt_len, options, device):
     model, runner, prompt = _decode_runner(name, prompt_len, device, **options)
     restore = _snapshot(runner)
@@ -102,7 +102,7 @@ def test_reference_decode_step_matches_megakernel_and_huggingface(name, prompt_l
     assert int(reference["tokens"][0]) == int(hf.argmax())
 
 
-@pytest.mark.parametrize("options", [{}, dict(num_ctas=8)], ids=["two_phase_mlp", "fused_mlp"])
+@pytest.mark.parametrize("options", [{}, dict(num_ctas=8, fuse_mlp=True)], ids=["two_phase_mlp", "fused_mlp"])
 def test_find_mismatch_passes_a_decode_step_and_leaves_the_reference_state(options, device):
     _, runner, _ = _decode_runner("tiny-qwen3", 5, device, **options)
     assert ("L0.mlp" in runner.graph.nodes) == bool(options)
