@@ -15,6 +15,11 @@ the critical path, from the previous phase's last tile end to its own, into four
 
 Phases can overlap (down's first tiles start while up's last run), so a phase's critical time can be
 shorter than its busy time; a layer's total is exact either way.
+
+A second table shows each phase's boundary with the one before (its last tile's end): how long before it
+a tile's CTA reached the tile (median; a CTA issues the tile's prefetch then, and its poll is answered only
+once the prefetch has landed: BENCHMARKS.md, the poll probe), how many tiles were reached after it, how
+long after it the tiles' waits were done (median and last), and a tile's median run time after its wait.
 """
 from __future__ import annotations
 
@@ -92,7 +97,7 @@ def waterfall(profile: Profile, config, context: int, bandwidth: float, batch: i
         raise MegagenError("a waterfall needs a GPU profile (globaltimer clock), not the interpreter's logical one")
     sizes = op_bytes(config, context, batch)
     ctas = np.unique(profile.rows[:, CTA]).size
-    run, end, cta = profile.run, profile.end, profile.rows[:, CTA]
+    run, start, wait_done, end, cta = profile.run, profile.start, profile.wait_done, profile.end, profile.rows[:, CTA]
     rows, prev_end = [], 0
     for layer, phase, tasks in phases_of(profile):
         names = {profile.op_names[k] for k in np.unique(profile.task_op[tasks])}
@@ -102,8 +107,12 @@ def waterfall(profile: Profile, config, context: int, bandwidth: float, batch: i
         floor = nbytes / bandwidth * 1e9
         busy = run[tasks].sum() / ctas
         busiest = max(np.bincount(cta[tasks], weights=run[tasks]))
+        woke = wait_done[tasks] - prev_end
         rows.append(dict(layer=layer, phase=phase, tiles=tasks.size, bytes=nbytes, critical=critical, floor=floor,
-                         slow_streaming=busy - floor, uneven_waves=busiest - busy, latency=critical - busiest))
+                         slow_streaming=busy - floor, uneven_waves=busiest - busy, latency=critical - busiest,
+                         lead=float(np.median(prev_end - start[tasks])),
+                         arrived_late=int((start[tasks] > prev_end).sum()), wake=float(np.median(woke)),
+                         last_wake=float(woke.max()), tile_run=float(np.median(run[tasks]))))
         prev_end = max(prev_end, phase_end)
     return rows
 
@@ -115,8 +124,9 @@ def layer_table(rows: list[dict]) -> list[dict]:
         by_phase[(r["layer"] is None, r["phase"])].append(r)
     table = []
     for (outside, phase), rs in by_phase.items():
-        med = {k: float(np.median([r[k] for r in rs])) for k in ("tiles", "bytes", "critical", "floor",
-                                                                  "slow_streaming", "uneven_waves", "latency")}
+        med = {k: float(np.median([r[k] for r in rs])) for k in (
+            "tiles", "bytes", "critical", "floor", "slow_streaming", "uneven_waves", "latency", "lead", "arrived_late",
+            "wake", "last_wake", "tile_run")}
         table.append(dict(phase=phase, layers=0 if outside else len(rs), **med))
     return table
 
@@ -130,11 +140,18 @@ def markdown(rows: list[dict], title: str) -> str:
              f"against a floor of {sum(r['floor'] for r in layer) / 1e3:.1f} µs.", "",
              "| phase | tiles | MB read | critical µs | floor µs | slow streaming µs | uneven waves µs | latency µs |",
              "|---|---|---|---|---|---|---|---|"]
-    for r in table:
-        name = f"{r['phase']} (median of {r['layers']} layers)" if r["layers"] else r["phase"]
+    names = [f"{r['phase']} (median of {r['layers']} layers)" if r["layers"] else r["phase"] for r in table]
+    for name, r in zip(names, table):
         lines.append(f"| {name} | {r['tiles']:.0f} | {r['bytes'] / 1e6:.2f} | {r['critical'] / 1e3:.2f} | "
                      f"{r['floor'] / 1e3:.2f} | {r['slow_streaming'] / 1e3:.2f} | {r['uneven_waves'] / 1e3:.2f} | "
                      f"{r['latency'] / 1e3:.2f} |")
+    lines += ["", "Boundaries with the phase before (its last tile's end): when CTAs reached this phase's tiles (and "
+              "issued their prefetch), and when the tiles' waits were done.", "",
+              "| phase | tiles | reached before that end, median µs | reached after it, tiles | waits done after it, "
+              "median / last µs | tile run after the wait, median µs |", "|---|---|---|---|---|---|"]
+    for name, r in zip(names, table):
+        lines.append(f"| {name} | {r['tiles']:.0f} | {r['lead'] / 1e3:.2f} | {r['arrived_late']:.0f} | "
+                     f"{r['wake'] / 1e3:.2f} / {r['last_wake'] / 1e3:.2f} | {r['tile_run'] / 1e3:.2f} |")
     return "\n".join(lines) + "\n"
 
 

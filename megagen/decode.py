@@ -109,6 +109,7 @@ class Tiling:
     attention_block: int = 32
     max_attention_splits: int = 32
     attention_split_keys: int = 64
+    combine_heads: int = 1  # query heads an attention-combine tile merges, at most (combine_tile_heads)
     max_tile_rows: int = 128
     # a dense MLP as one phase at batch 1 on one rank, where faster (mlp_tiles); off by default: its atomic sums
     # make the logits' last bits depend on the order tiles finish, so schedules and runs no longer agree bitwise
@@ -161,6 +162,11 @@ class Tiling:
             return None
         block = self.block_n * self.block_k
         return dict(I=MLP_TILE_ROWS, BLOCK_K=block // (2 * MLP_TILE_ROWS), BLOCK_H=block // MLP_TILE_ROWS)
+
+    def combine_tile_heads(self, group: int) -> int:
+        """Query heads an attention-combine tile merges: the most, up to ``combine_heads``, that divide a KV group
+        of ``group`` heads (a tile never spans two groups)."""
+        return max(h for h in range(1, self.combine_heads + 1) if group % h == 0)
 
     def attention_splits(self, batch: int, kv_heads: int, max_keys: int) -> int:
         """Splits of each (batch row, KV head)'s cached keys: enough to give every CTA one, at most
@@ -282,7 +288,7 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
               pos=state.pos, o_part=o_part, ml_part=ml_part, new_kv=new_kv, scale=a.scaling, window=a.window or 0,
               BLOCK_S=tiling.attention_block, **cache, **norms)
         g.add(A.attention_combine, name=f"L{i}.attention_combine", o_part=o_part, ml_part=ml_part, new_kv=new_kv,
-              pos=state.pos, out=attn, **cache)
+              pos=state.pos, out=attn, HEADS=tiling.combine_tile_heads(a.heads // a.kv_heads), **cache)
         fused = layer.experts is None and tp == 1 and batch == 1 and tiling.mlp_tiles(layer.intermediate_size)
         if fused:
             # o's partial sums and, after them, the part the fused MLP accumulates (o clears it): the next

@@ -234,8 +234,12 @@ def test_waterfall_splits_each_phase_into_parts_that_add_up():
         parts = r["floor"] + r["slow_streaming"] + r["uneven_waves"] + r["latency"]
         assert parts == pytest.approx(r["critical"])
     assert sum(r["critical"] for r in table) == p.span
+    # boundaries: q/k/v after the launch's start (k_proj reached 1000 ns late), attention after q/k/v's end (1500)
+    assert (qkv["lead"], qkv["arrived_late"], qkv["wake"], qkv["last_wake"], qkv["tile_run"]) == (0, 1, 100, 1000, 900)
+    assert (attention["lead"], attention["arrived_late"], attention["wake"], attention["tile_run"]) == (400, 0, 100, 400)
     md = wf.markdown(table, "synthetic")
     assert "| q/k/v (median of 1 layers) | 3 |" in md and "| lm_head | 1 |" in md
+    assert "| attention (median of 1 layers) | 1 | 0.40 | 0 | 0.10 / 0.10 | 0.40 |" in md
 
 
 @pytest.mark.parametrize("name", ["tiny-qwen3-moe", "tiny-mixtral"])

@@ -17,10 +17,10 @@ group (GQA / MQA): it applies RoPE to them itself (after Qwen3's per-head RMSNor
 last tile rotates the new key from the k projection in registers, so no RoPE phase stands
 between the projections and attention. Each tile writes an unnormalised output with its
 running max and sum, and the last one also the new key and value (``new_kv``, in the cache
-dtype). ``attention_combine`` merges the splits per head, and the first head of each KV group
-copies the new key and value into the cache: by then every split of that group has read the
-cache, so no tile writes what a tile of the same phase reads, and the combine waits on its KV
-group's splits alone.
+dtype). ``attention_combine`` merges the splits of ``HEADS`` heads of one KV group a tile (one head by
+default), and the tile holding the group's first head copies the new key and value into the cache: by
+then every split of that group has read the cache, so no tile writes what a tile of the same phase reads,
+and the combine waits on its KV group's splits alone.
 """
 import torch
 import triton
@@ -267,48 +267,52 @@ def _attention_plan(q, k, v, cos, sin, pos, k_cache, v_cache, o_part, ml_part, n
 
 
 @triton.jit
-def attention_combine_prefetch(pos, tile, H: tl.constexpr, S_MAX: tl.constexpr):
+def attention_combine_prefetch(pos, tile, H: tl.constexpr, S_MAX: tl.constexpr, HEADS: tl.constexpr):
     """Before the tile waits: the new token's slot (the previous launch wrote it)."""
-    return tl.minimum(tl.load(pos + tile // H), S_MAX - 1)
+    return tl.minimum(tl.load(pos + tile // (H // HEADS)), S_MAX - 1)
 
 
 @triton.jit
 def attention_combine_tile(o_part, ml_part, new_kv, out, k_cache, v_cache, tile, B, prefetched, H: tl.constexpr,
                            KV: tl.constexpr, D: tl.constexpr, D_PAD: tl.constexpr, S_MAX: tl.constexpr,
-                           SPLITS: tl.constexpr, S_PAD: tl.constexpr):
-    b = tile // H
-    h = tile % H
-    kv = h // (H // KV)
-    first = h % (H // KV) == 0  # the group's first head caches the new token's key and value
+                           SPLITS: tl.constexpr, S_PAD: tl.constexpr, HEADS: tl.constexpr):
+    b = tile // (H // HEADS)
+    h0 = (tile % (H // HEADS)) * HEADS  # the tile's first head; its HEADS heads share one KV group
+    kv = h0 // (H // KV)
+    first = h0 % (H // KV) == 0  # the tile that holds the group's first head caches the new key and value
     s = tl.arange(0, S_PAD)
     d = tl.arange(0, D_PAD)
     new = new_kv + (b * KV + kv) * 2 * D + d
     kn = tl.load(new, mask=first & (d < D), other=0.0)
     vn = tl.load(new + D, mask=first & (d < D), other=0.0)
-    row = tile * SPLITS + s
-    m = tl.load(ml_part + row * 2, mask=s < SPLITS, other=float("-inf"))
-    l_s = tl.load(ml_part + row * 2 + 1, mask=s < SPLITS, other=0.0)
-    o = tl.load(o_part + row[:, None] * D + d[None, :], mask=(s[:, None] < SPLITS) & (d[None, :] < D), other=0.0)
-    weight = tl.exp(m - tl.max(m, axis=0))
-    weight = tl.where(s < SPLITS, weight, 0.0)
-    res = tl.sum(o * weight[:, None], axis=0) / tl.sum(l_s * weight, axis=0)
-    tl.store(out + tile * D + d, res.to(out.dtype.element_ty), mask=d < D)
+    for i in tl.static_range(HEADS):
+        head = b * H + h0 + i  # the head's row of [B * H, ...] views
+        row = head * SPLITS + s
+        m = tl.load(ml_part + row * 2, mask=s < SPLITS, other=float("-inf"))
+        l_s = tl.load(ml_part + row * 2 + 1, mask=s < SPLITS, other=0.0)
+        o = tl.load(o_part + row[:, None] * D + d[None, :], mask=(s[:, None] < SPLITS) & (d[None, :] < D), other=0.0)
+        weight = tl.exp(m - tl.max(m, axis=0))
+        weight = tl.where(s < SPLITS, weight, 0.0)
+        res = tl.sum(o * weight[:, None], axis=0) / tl.sum(l_s * weight, axis=0)
+        tl.store(out + head * D + d, res.to(out.dtype.element_ty), mask=d < D)
     slot = ((b * KV + kv) * S_MAX + prefetched) * D + d
     tl.store(k_cache + slot, kn, mask=first & (d < D))
     tl.store(v_cache + slot, vn, mask=first & (d < D))
 
 
-def attention_combine_reference(o_part, ml_part, new_kv, pos, out, k_cache, v_cache, tile, H, KV, D):
-    b, h = divmod(tile, H)
-    m, l_s = ml_part[b, h].float().unbind(1)
-    weight = torch.exp(m - m.max())
-    out[0, b, h * D:(h + 1) * D] = (o_part[b, h].float() * weight[:, None]).sum(0) / (l_s * weight).sum()
-    if h % (H // KV) == 0:
-        kv, p = h // (H // KV), _clamped_pos(pos, b, k_cache.shape[2])
+def attention_combine_reference(o_part, ml_part, new_kv, pos, out, k_cache, v_cache, tile, H, KV, D, HEADS):
+    b, j = divmod(tile, H // HEADS)
+    h0 = j * HEADS
+    for h in range(h0, h0 + HEADS):
+        m, l_s = ml_part[b, h].float().unbind(1)
+        weight = torch.exp(m - m.max())
+        out[0, b, h * D:(h + 1) * D] = (o_part[b, h].float() * weight[:, None]).sum(0) / (l_s * weight).sum()
+    if h0 % (H // KV) == 0:
+        kv, p = h0 // (H // KV), _clamped_pos(pos, b, k_cache.shape[2])
         k_cache[b, kv, p], v_cache[b, kv, p] = new_kv[b, kv]
 
 
-def _combine_plan(o_part, ml_part, new_kv, pos, out, k_cache, v_cache):
+def _combine_plan(o_part, ml_part, new_kv, pos, out, k_cache, v_cache, HEADS=1):
     batch, heads, splits, d = o_part.shape
     if tuple(out.shape) != (1, batch, heads * d) or not out.is_contiguous():
         raise TaskDefinitionError(f"attention_combine: out must be a contiguous [1, B, H * D] = "
@@ -323,18 +327,21 @@ def _combine_plan(o_part, ml_part, new_kv, pos, out, k_cache, v_cache):
         raise TaskDefinitionError(f"attention_combine: new_kv must be a contiguous [B, KV, 2, D] = {(batch, kv, 2, d)} "
                                   f"tensor and pos a [B] vector; got {tuple(new_kv.shape)} and {tuple(pos.shape)}")
     group = heads // kv
-    t = tile_arange(batch * heads)
-    b, h = t // heads, t % heads
+    if not isinstance(HEADS, int) or HEADS < 1 or group % HEADS:
+        raise TaskDefinitionError(f"attention_combine: HEADS (heads a tile merges) must divide the {group} query "
+                                  f"heads of a KV group; got {HEADS!r}")
+    t = tile_arange(batch * heads // HEADS)
+    b, h = t // (heads // HEADS), t % (heads // HEADS) * HEADS
     first = h % group == 0  # the tiles that cache their KV group's new key and value
-    part = ((b, 1), (h, 1), ALL, ALL)
+    part = ((b, 1), (h, HEADS), ALL, ALL)
     cache = ((b, 1), (h // group, first * 1), ALL, ALL)
     reads = {"o_part": part, "ml_part": part, "new_kv": ((b, 1), (h // group, 1), (0, first * 2), ALL),
              "pos": ((b, 1),)}
     return TilePlan(t.size, reads=reads,
-                    writes={"out": ((0, 1), (b, 1), (h * d, d)), "k_cache": cache, "v_cache": cache},
+                    writes={"out": ((0, 1), (b, 1), (h * d, HEADS * d)), "k_cache": cache, "v_cache": cache},
                     scalars={"B": batch},
                     constexprs={"H": heads, "KV": kv, "D": d, "D_PAD": triton.next_power_of_2(d), "S_MAX": s_max,
-                                "SPLITS": splits, "S_PAD": triton.next_power_of_2(splits)},
+                                "SPLITS": splits, "S_PAD": triton.next_power_of_2(splits), "HEADS": HEADS},
                     cost=0.5)
 
 
