@@ -10,10 +10,12 @@ tile starts as soon as the tiles it reads are done):
 5. gate and up projections with the post-attention RMSNorm fused in;
 6. down projection over silu(gate) * up, adding the residual stream.
 
-With ``fuse_mlp=True``, at batch 1 on one rank, for a model whose intermediate size one wave of
-16-row tiles covers, 5 and 6 are one phase (``megagen.tasks.mlp``, ``Tiling.mlp_tiles``): each tile takes 16 intermediate rows
-through gate, up and down and adds its partial sums to the residual stream with atomics, into a part
-the o projection cleared. It reads a column-major copy of the down weights (``Projection.columns``).
+With ``fuse_mlp=True``, at batch 1 on one rank, for a dense model whose intermediate size one wave of
+16-row tiles covers, 5 and 6 are one phase (``megagen.tasks.mlp``, ``Tiling.mlp_tiles``): each tile takes
+16 intermediate rows through gate, up and down and adds its partial sums to the residual stream with
+atomics, into a fixed-point part the o projection cleared (so the sums do not depend on the order tiles
+finish); the stream's readers are the ``*_fixed`` GEMVs. It reads a column-major copy of the down
+weights (``Projection.columns``).
 
 A mixture-of-experts layer replaces 5 and 6 by the router (the post-attention RMSNorm fused in), the
 top-k routing, the routed experts' gate and up, their down, and the routing-weighted sum into the
@@ -95,6 +97,9 @@ class DecodeState:
 # bytes a CTA streams meanwhile: about 2 us between lm_head tiles at about 16 KB/us per CTA (waterfall of a
 # Qwen3-8B profile, H200, BENCHMARKS.md).
 TASK_OVERHEAD_BYTES = 32 * 1024
+# the residual stream's readers, and their forms that also read a fused MLP's fixed-point part of it
+FIXED_READERS = {Lin.rmsnorm_gemv: Lin.rmsnorm_gemv_fixed, Lin.rmsnorm_gemv_bias: Lin.rmsnorm_gemv_bias_fixed,
+                 Lin.gemv_residual_zero: Lin.gemv_residual_zero_fixed}
 MAX_K_SPLITS = 4  # every consumer of a split-K output reads all its partial sums
 MLP_TILE_ROWS = 16  # intermediate rows a fused MLP tile takes
 
@@ -111,8 +116,8 @@ class Tiling:
     attention_split_keys: int = 64
     combine_heads: int = 1  # query heads an attention-combine tile merges, at most (combine_tile_heads)
     max_tile_rows: int = 128
-    # a dense MLP as one phase at batch 1 on one rank, where faster (mlp_tiles); off by default: its atomic sums
-    # make the logits' last bits depend on the order tiles finish, so schedules and runs no longer agree bitwise
+    # a dense model's MLPs as one phase each at batch 1 on one rank, where faster (mlp_tiles); off by default until
+    # its fixed-point sums (bitwise reproducible since 2026-11-25) are timed on a GPU
     fuse_mlp: bool = False
 
     def __post_init__(self):
@@ -255,22 +260,38 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         allreduce_ops(g, f"{combine['name']}.allreduce", part, resid, out, ranks=tp, mode=allreduce)
         return out
 
+    # every layer's MLP as one phase, or none: a fused MLP leaves the residual stream a fixed-point part, which
+    # only the readers in FIXED_READERS take
+    fused = (tp == 1 and batch == 1 and all(layer.experts is None and tiling.mlp_tiles(layer.intermediate_size)
+                                            for layer in decoder.layers))
     resid = act(1, batch, hidden, dtype=torch.float32)
+    resid_fixed = None  # the stream's fixed-point part, once a fused MLP has written one
     g.add(S.embedding, name="embed", tokens=state.tokens, table=decoder.embed, out=resid)
+
+    def stream_reader(task):
+        """``task``, or its form that also reads the stream's fixed-point part where there is one."""
+        return task if resid_fixed is None else FIXED_READERS[task]
+
+    def stream(x_name="x", **tensors):
+        """The residual stream as input ``x_name`` of a reader, with its fixed-point part if any."""
+        fixed = {} if resid_fixed is None else {f"{x_name}_fixed": resid_fixed}
+        return {x_name: resid, **fixed, **tensors}
+
     for i, layer in enumerate(decoder.layers):
         a = layer.attn
         g.input(layer.input_norm.weight, layer.post_norm.weight)
-        norm = dict(x=resid, norm_w=layer.input_norm.weight, eps=layer.input_norm.eps)
+        norm = stream(norm_w=layer.input_norm.weight, eps=layer.input_norm.eps)
         proj = {}
         qkv_rows, _ = gemv_tiling(a.q.weight, a.k.weight, a.v.weight)
         for name, lin, heads in (("q", a.q, a.heads), ("k", a.k, a.kv_heads), ("v", a.v, a.kv_heads)):
             y = act(1, batch, heads * a.head_dim)
             if lin.bias is not None:
                 g.input(lin.bias)
-                proj[name] = linear(Lin.rmsnorm_gemv_bias, lin.weight, y, f"L{i}.{name}_proj", qkv_rows,
-                                    bias=lin.bias, **norm)
+                proj[name] = linear(stream_reader(Lin.rmsnorm_gemv_bias), lin.weight, y, f"L{i}.{name}_proj",
+                                    qkv_rows, bias=lin.bias, **norm)
             else:
-                proj[name] = linear(Lin.rmsnorm_gemv, lin.weight, y, f"L{i}.{name}_proj", qkv_rows, **norm)
+                proj[name] = linear(stream_reader(Lin.rmsnorm_gemv), lin.weight, y, f"L{i}.{name}_proj", qkv_rows,
+                                    **norm)
 
         max_keys = min(state.k_cache[i].shape[2], a.window or state.k_cache[i].shape[2])
         splits = tiling.attention_splits(batch, a.kv_heads, max_keys)
@@ -289,21 +310,20 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
               BLOCK_S=tiling.attention_block, **cache, **norms)
         g.add(A.attention_combine, name=f"L{i}.attention_combine", o_part=o_part, ml_part=ml_part, new_kv=new_kv,
               pos=state.pos, out=attn, HEADS=tiling.combine_tile_heads(a.heads // a.kv_heads), **cache)
-        fused = layer.experts is None and tp == 1 and batch == 1 and tiling.mlp_tiles(layer.intermediate_size)
         if fused:
-            # o's partial sums and, after them, the part the fused MLP accumulates (o clears it): the next
-            # residual stream is all of them
+            # o's partial sums and the fixed-point part the fused MLP accumulates (o clears it): the next residual
+            # stream is both
             o_rows, o_split = gemv_tiling(a.o.weight, split_k=True)
-            stream = act(o_split + 1, batch, hidden, dtype=torch.float32)
-            h, mlp = stream[:o_split], stream[o_split:]
-            linear(Lin.gemv_residual_zero, a.o.weight, h, f"L{i}.o_proj", o_rows, residual=resid, x=attn, zero=mlp)
+            h, mlp = act(o_split, batch, hidden, dtype=torch.float32), act(1, batch, hidden, dtype=torch.int64)
+            linear(stream_reader(Lin.gemv_residual_zero), a.o.weight, h, f"L{i}.o_proj", o_rows, x=attn, zero=mlp,
+                   **stream("residual"))
             # the down weights column-major: a tile's 16 columns are 16 rows of memory, where the model's
             # layout gives 32 bytes of every row (measured 190 us a step slower for Qwen3-0.6B)
             g.input(layer.gate.weight, layer.up.weight, layer.down.columns)
             g.add(Mlp.rmsnorm_mlp, name=f"L{i}.mlp", gate_w=layer.gate.weight, up_w=layer.up.weight,
                   down_w=layer.down.columns, x=h, norm_w=layer.post_norm.weight, eps=layer.post_norm.eps, y=mlp,
-                  **fused)
-            resid = stream
+                  **tiling.mlp_tiles(layer.intermediate_size))
+            resid, resid_fixed = h, mlp
             continue
         resid = residual_linear(Lin.gemv_residual, Lin.gemv, a.o.weight, f"L{i}.o_proj", resid, x=attn)
 
@@ -328,8 +348,9 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         block, blocks = M.sample_blocks(vocab, max_top_k)
         logits = world.symmetric(rank, (1, batch, vocab), dt)  # the pick reads every rank's for large ties
     # lm_head tiles align to the blocks of the next phase
-    linear(Lin.rmsnorm_gemv, decoder.lm_head, logits, "lm_head", gemv_tiling(decoder.lm_head, align=block)[0],
-           x=resid, norm_w=decoder.final_norm.weight, eps=decoder.final_norm.eps)
+    linear(stream_reader(Lin.rmsnorm_gemv), decoder.lm_head, logits, "lm_head",
+           gemv_tiling(decoder.lm_head, align=block)[0], **stream(norm_w=decoder.final_norm.weight,
+                                                                eps=decoder.final_norm.eps))
     value = world.symmetric(rank, (batch, blocks), torch.float32)  # every rank's best per block, read by all
     index = world.symmetric(rank, (batch, blocks), torch.int64)
     if max_top_k is None:

@@ -83,8 +83,11 @@ def _tolerance(op, rtol: float | None, atol: float | None) -> tuple[float, float
 
 
 def _first_mismatch(op, got: dict, want: dict, rtol: float, atol: float) -> Mismatch | None:
-    """The first tile (then tensor) whose write box holds an element where ``got`` and ``want`` differ."""
-    bad = {n: _differs(got[n], want[n], rtol, atol) for n in want}
+    """The first tile (then tensor) whose write box holds an element where ``got`` and ``want`` differ
+    (fixed-point outputs, ``TilePlan.fixed_point``, as the numbers they hold)."""
+    units = op.plan.fixed_point
+    bad = {n: _differs(got[n].double() / units[n], want[n].double() / units[n], rtol, atol) if n in units else
+           _differs(got[n], want[n], rtol, atol) for n in want}
     boxes = {n: _tile_boxes(op, n, op.plan.writes[n], want[n]) for n, b in bad.items() if b.any()}
     for tile in range(op.num_tiles):
         for n, (starts, ends) in boxes.items():

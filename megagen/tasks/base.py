@@ -87,6 +87,10 @@ class TilePlan:
     which then finish in any order (a split-K reduction without a reduction phase). Every
     other op sees them as writes. The tensor must hold the sum's starting value when the op
     runs: zeros or a partial result written by an earlier op of the same launch.
+
+    ``fixed_point`` maps integer outputs that hold fixed-point numbers to their units a 1.0:
+    ``megagen.find_mismatch`` compares those as numbers, within its float tolerance, not exactly
+    (an integer sum of fp32 partial products rounds them the way the tile summed them).
     """
 
     num_tiles: int
@@ -96,6 +100,7 @@ class TilePlan:
     constexprs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     cost: float | np.ndarray | None = None
     accumulate: tuple[str, ...] = ()
+    fixed_point: Mapping[str, float] = dataclasses.field(default_factory=dict)
 
 
 def _arg_names(fn) -> list[str]:
@@ -202,10 +207,11 @@ class TaskType:
         for n in self.outputs:
             if n not in plan.writes:
                 raise TaskDefinitionError(f"task '{self.name}': plan gives no write region for output '{n}'")
-        stray = [n for n in plan.accumulate if n not in self.outputs]
-        if stray:
-            raise TaskDefinitionError(f"task '{self.name}': plan accumulates into {stray}, which are not among its "
-                                      f"outputs {self.outputs}")
+        for what, names in (("accumulates into", plan.accumulate), ("gives fixed-point units for", plan.fixed_point)):
+            stray = [n for n in names if n not in self.outputs]
+            if stray:
+                raise TaskDefinitionError(f"task '{self.name}': plan {what} {stray}, which are not among its outputs "
+                                          f"{self.outputs}")
         clash = (set(plan.scalars) | set(plan.constexprs)) & _RESERVED
         if clash:
             raise TaskDefinitionError(f"task '{self.name}': plan value names {sorted(clash)} are reserved; rename them")

@@ -11,6 +11,9 @@ One tile function serves every variant; what differs is how ``x`` is formed as i
   (plus a residual).
 - ``gemv_residual_zero``: ``gemv_residual`` whose first K chunk also clears ``zero``, the buffer a
   later accumulating op (``megagen.tasks.mlp``) adds into, in the same launch.
+- ``*_fixed``: x (``x_fixed``) or the residual (``residual_fixed``) has one more part, in fixed point: the
+  int64 sums ``megagen.tasks.mlp`` accumulates (``FIXED_ONE`` units a 1.0), which come out the same whatever
+  order the tiles add them in.
 
 Shapes: ``x`` is ``[K]``, ``[P, K]`` or ``[P, B, K]`` (P partial sums that are added as
 they are loaded, B batch rows); ``y`` is ``[N]``, ``[S, N]`` or ``[S, B, N]``. With S > 1
@@ -42,6 +45,8 @@ from megagen.tasks.base import ALL, TilePlan, cdiv, register_task, tile_arange
 _SM_BYTES_PER_US = 25_000
 # The RMSNorm pass reads this many values of x per step (32 fp32 registers a thread at 4 warps).
 _RMS_VALUES = 4096
+# Fixed-point parts of a residual stream (megagen.tasks.mlp): int64 multiples of 2^-32, exact for sums below 2^31
+FIXED_ONE = tl.constexpr(2.0 ** 32)
 # A batch runs on tensor cores: tl.dot needs at least 16 rows, so the batch is padded to DOT_BATCH (the padding
 # rows are masked, never loaded), and weight blocks are at least DOT_BLOCK_N rows tall (see block_shape).
 DOT_BATCH = 16
@@ -108,12 +113,22 @@ def _accumulate(acc, wk, xk, B_PAD: tl.constexpr, X_IN_W_DTYPE: tl.constexpr):
 
 
 @triton.jit
-def _partial_sum(x, k0, B, K: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr, PARTS: tl.constexpr):
-    """x[:, :, k0:k0+BLOCK_K] of x[PARTS, B, K], summed over the parts in fp32 ([BLOCK_K] at batch 1)."""
+def to_fixed(v):
+    """fp32 values as fixed-point int64 (``FIXED_ONE`` units a 1.0, rounded toward zero)."""
+    return (v * FIXED_ONE).to(tl.int64)
+
+
+@triton.jit
+def _partial_sum(x, x_fixed, k0, B, K: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr,
+                 PARTS: tl.constexpr):
+    """x[:, :, k0:k0+BLOCK_K] of x[PARTS, B, K], summed over the parts in fp32 ([BLOCK_K] at batch 1), plus
+    the same columns of the fixed-point part x_fixed [1, B, K] if there is one."""
     offs, mask = _batch_offsets(k0 + tl.arange(0, BLOCK_K), B, K, B_PAD)
     acc = tl.load(x + offs, mask=mask, other=0.0).to(tl.float32)
     for p in tl.static_range(1, PARTS):
         acc += tl.load(x + p * B * K + offs, mask=mask, other=0.0).to(tl.float32)
+    if x_fixed is not None:
+        acc += tl.load(x_fixed + offs, mask=mask, other=0).to(tl.float32) / FIXED_ONE
     return acc
 
 
@@ -124,8 +139,8 @@ def _round(v, like):
 
 
 @triton.jit
-def _rms_inverse(x, norm_w, B, EPS: tl.constexpr, K: tl.constexpr, RMS_BLOCK: tl.constexpr, B_PAD: tl.constexpr,
-                 PARTS: tl.constexpr):
+def _rms_inverse(x, x_fixed, norm_w, B, EPS: tl.constexpr, K: tl.constexpr, RMS_BLOCK: tl.constexpr,
+                 B_PAD: tl.constexpr, PARTS: tl.constexpr):
     """1 / sqrt(mean(x^2) + eps) per batch row, x rounded to the model dtype first.
 
     x is read RMS_BLOCK columns at a time (all of a row up to 4096 values), so the pass costs one
@@ -133,25 +148,25 @@ def _rms_inverse(x, norm_w, B, EPS: tl.constexpr, K: tl.constexpr, RMS_BLOCK: tl
     """
     sq = tl.zeros((RMS_BLOCK,), tl.float32) if B_PAD == 1 else tl.zeros((B_PAD, RMS_BLOCK), tl.float32)
     for k0 in tl.static_range(0, K, RMS_BLOCK):
-        xk = _round(_partial_sum(x, k0, B, K, RMS_BLOCK, B_PAD, PARTS), norm_w)
+        xk = _round(_partial_sum(x, x_fixed, k0, B, K, RMS_BLOCK, B_PAD, PARTS), norm_w)
         sq += xk * xk
     return tl.rsqrt(tl.sum(sq, axis=-1) / K + EPS)
 
 
 @triton.jit
-def _x_load(x, x2, norm_w, k0, B, K: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr,
+def _x_load(x, x_fixed, x2, norm_w, k0, B, K: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr,
             PARTS: tl.constexpr, X_MODE: tl.constexpr):
     """The loads behind GEMV input columns k0:k0+BLOCK_K, in fp32: x and, by X_MODE, the norm weights or x2.
 
     Issued one block ahead of their use (``_x_form``), so their L2 round trip overlaps a block's
     products instead of stalling each one.
     """
-    xk = _partial_sum(x, k0, B, K, BLOCK_K, B_PAD, PARTS)
+    xk = _partial_sum(x, x_fixed, k0, B, K, BLOCK_K, B_PAD, PARTS)
     if X_MODE == "rmsnorm":
         cols = k0 + tl.arange(0, BLOCK_K)
         return xk, tl.load(norm_w + cols, mask=cols < K, other=0.0).to(tl.float32)
     elif X_MODE == "silu_mul":
-        return xk, _partial_sum(x2, k0, B, K, BLOCK_K, B_PAD, PARTS)
+        return xk, _partial_sum(x2, None, k0, B, K, BLOCK_K, B_PAD, PARTS)
     else:
         return xk, xk
 
@@ -184,7 +199,7 @@ def _zero_acc(BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr)
 
 
 @triton.jit
-def _store_rows(acc, rows, row_end, chunk, bias, residual, zero, y, B, N, B_PAD: tl.constexpr,
+def _store_rows(acc, rows, row_end, chunk, bias, residual, residual_fixed, zero, y, B, N, B_PAD: tl.constexpr,
                 RES_PARTS: tl.constexpr):
     """Reduce a row block's products and store its rows below row_end, the bias and residual added by the
     first K chunk, which also clears the same rows of ``zero`` (where a later op accumulates)."""
@@ -200,13 +215,16 @@ def _store_rows(acc, rows, row_end, chunk, bias, residual, zero, y, B, N, B_PAD:
         if residual is not None:
             for p in tl.static_range(RES_PARTS):
                 out += tl.load(residual + p * B * N + offs, mask=mask, other=0.0).to(tl.float32)
+        if residual_fixed is not None:
+            out += tl.load(residual_fixed + offs, mask=mask, other=0).to(tl.float32) / FIXED_ONE
         if zero is not None:
             tl.store(zero + offs, tl.zeros_like(out).to(zero.dtype.element_ty), mask=mask)
     tl.store(y + chunk * B * N + offs, out.to(y.dtype.element_ty), mask=mask)
 
 
 @triton.jit
-def linear_tile(w, x, x2, norm_w, bias, residual, zero, y, tile, N, B, prefetched, K: tl.constexpr,
+def linear_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero, y, tile, N, B, prefetched,
+                K: tl.constexpr,
                 BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr, ROW_TILES: tl.constexpr,
                 TILE_ROWS: tl.constexpr, CHUNK: tl.constexpr, X_PARTS: tl.constexpr, RES_PARTS: tl.constexpr,
                 X_MODE: tl.constexpr, EPS: tl.constexpr, RMS_BLOCK: tl.constexpr, X_IN_W_DTYPE: tl.constexpr):
@@ -222,41 +240,48 @@ def linear_tile(w, x, x2, norm_w, bias, residual, zero, y, tile, N, B, prefetche
     k_begin = chunk * CHUNK
     rstd = 0.0
     if X_MODE == "rmsnorm":
-        rstd = _rms_inverse(x, norm_w, B, EPS, K, RMS_BLOCK, B_PAD, X_PARTS)
+        rstd = _rms_inverse(x, x_fixed, norm_w, B, EPS, K, RMS_BLOCK, B_PAD, X_PARTS)
     acc = _zero_acc(BLOCK_N, BLOCK_K, B_PAD)
     wk = prefetched
-    xk, extra = _x_load(x, x2, norm_w, k_begin, B, K, BLOCK_K, B_PAD, X_PARTS, X_MODE)
+    xk, extra = _x_load(x, x_fixed, x2, norm_w, k_begin, B, K, BLOCK_K, B_PAD, X_PARTS, X_MODE)
     for j in range(1, ROW_BLOCKS * K_STEPS):  # load block j while block j - 1 is multiplied
         next_rows = rows
         if ROW_BLOCKS > 1:
             next_rows = first_row + (j // K_STEPS) * BLOCK_N + tl.arange(0, BLOCK_N)
         k_next = k_begin + (j % K_STEPS) * BLOCK_K
         w_next = _weight_block(w, next_rows, row_end, k_next, K, BLOCK_K)
-        x_next, extra_next = _x_load(x, x2, norm_w, k_next, B, K, BLOCK_K, B_PAD, X_PARTS, X_MODE)
+        x_next, extra_next = _x_load(x, x_fixed, x2, norm_w, k_next, B, K, BLOCK_K, B_PAD, X_PARTS, X_MODE)
         acc = _accumulate(acc, wk, _x_form(xk, extra, x, norm_w, rstd, B_PAD, X_MODE), B_PAD, X_IN_W_DTYPE)
         if ROW_BLOCKS > 1:
             if j % K_STEPS == 0:  # block j - 1 ended a row block
-                _store_rows(acc, rows, row_end, chunk, bias, residual, zero, y, B, N, B_PAD, RES_PARTS)
+                _store_rows(acc, rows, row_end, chunk, bias, residual, residual_fixed, zero, y, B, N, B_PAD, RES_PARTS)
                 acc = _zero_acc(BLOCK_N, BLOCK_K, B_PAD)
         wk, xk, extra, rows = w_next, x_next, extra_next, next_rows
     acc = _accumulate(acc, wk, _x_form(xk, extra, x, norm_w, rstd, B_PAD, X_MODE), B_PAD, X_IN_W_DTYPE)
-    _store_rows(acc, rows, row_end, chunk, bias, residual, zero, y, B, N, B_PAD, RES_PARTS)
+    _store_rows(acc, rows, row_end, chunk, bias, residual, residual_fixed, zero, y, B, N, B_PAD, RES_PARTS)
 
 
-def _parts(t, parts, B):
-    """A [.., last] tensor summed over its parts in order, in fp32 [B, last] (as ``_partial_sum``)."""
-    return sum(t.view(parts, B, t.shape[-1]).float().unbind(0))
+def _parts(t, parts, B, fixed=None):
+    """A [.., last] tensor summed over its parts in order, in fp32 [B, last], plus a fixed-point part (as
+    ``_partial_sum``)."""
+    out = sum(t.view(parts, B, t.shape[-1]).float().unbind(0))
+    return out if fixed is None else out + fixed.view(B, -1).float() / FIXED_ONE.value
+
+
+def to_fixed_reference(v):
+    """``to_fixed`` in plain PyTorch."""
+    return (v.float() * FIXED_ONE.value).to(torch.int64)
 
 
 def _round_to(v, dtype):
     return v.to(dtype).float()
 
 
-def linear_reference(w, x, x2, norm_w, bias, residual, zero, y, tile, N, B, K, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS,
-                     RES_PARTS, X_MODE, EPS):
+def linear_reference(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero, y, tile, N, B, K, ROW_TILES,
+                     TILE_ROWS, CHUNK, X_PARTS, RES_PARTS, X_MODE, EPS):
     chunk, r = divmod(tile, ROW_TILES)
     rows, cols = slice(r * TILE_ROWS, (r + 1) * TILE_ROWS), slice(chunk * CHUNK, (chunk + 1) * CHUNK)
-    xs = _parts(x, X_PARTS, B)
+    xs = _parts(x, X_PARTS, B, x_fixed)
     if X_MODE == "rmsnorm":
         xs = _round_to(xs, norm_w.dtype)
         rstd = torch.rsqrt((xs * xs).sum(1, keepdim=True) / K + EPS)
@@ -272,6 +297,8 @@ def linear_reference(w, x, x2, norm_w, bias, residual, zero, y, tile, N, B, K, R
             out += bias[rows].float()
         if residual is not None:
             out = sum(residual.view(RES_PARTS, B, N)[:, :, rows].float().unbind(0), out)
+        if residual_fixed is not None:
+            out = out + residual_fixed.view(B, N)[:, rows].float() / FIXED_ONE.value
     y.view(-1, B, N)[chunk, :, rows] = out
     if zero is not None and chunk == 0:
         zero.view(B, N)[:, rows] = 0
@@ -298,8 +325,8 @@ def split_k_blocks(k: int, split: int, batch: int, BLOCK_N: int = 16, BLOCK_K: i
     return (block, chunk) if cdiv(k, chunk) == split else None
 
 
-def linear_plan(w, x, y, x2=None, norm_w=None, bias=None, residual=None, zero=None, eps=1e-6, BLOCK_N=32,
-                BLOCK_K=512, TILE_ROWS=None):
+def linear_plan(w, x, y, x_fixed=None, x2=None, norm_w=None, bias=None, residual=None, residual_fixed=None, zero=None,
+                eps=1e-6, BLOCK_N=32, BLOCK_K=512, TILE_ROWS=None):
     if w.dim() != 2 or not w.is_contiguous():
         raise TaskDefinitionError(f"linear: w must be a contiguous [N, K] matrix, got shape {tuple(w.shape)}")
     n, k = w.shape
@@ -321,6 +348,10 @@ def linear_plan(w, x, y, x2=None, norm_w=None, bias=None, residual=None, zero=No
     if zero is not None and (tuple(zero.shape) != (1, batch, n) or not zero.is_contiguous()):
         raise TaskDefinitionError(f"linear: zero must be a contiguous [1, B, {n}] = {(1, batch, n)} tensor, got "
                                   f"{tuple(zero.shape)}")
+    for name, t, size in (("x_fixed", x_fixed, k), ("residual_fixed", residual_fixed, n)):
+        if t is not None and (tuple(t.shape) != (1, batch, size) or t.dtype != torch.int64 or not t.is_contiguous()):
+            raise TaskDefinitionError(f"linear: {name} must be a contiguous int64 [1, B, {size}] = "
+                                      f"{(1, batch, size)} tensor (fixed point), got {tuple(t.shape)} {t.dtype}")
     if bias is not None and split > 1:
         raise TaskDefinitionError("linear: a bias with split-K output is not supported; use S = 1")
     b_pad = batch_pad(batch)
@@ -340,6 +371,8 @@ def linear_plan(w, x, y, x2=None, norm_w=None, bias=None, residual=None, zero=No
     cols = (c * chunk, chunk)
     x_cols = ALL if norm_w is not None else cols  # RMSNorm needs the whole row
     reads = {"w": (rows, cols), "x": _box(x, ALL, x_cols)}
+    if x_fixed is not None:
+        reads["x_fixed"] = ((0, 1), ALL, x_cols)
     if x2 is not None:
         reads["x2"] = _box(x2, ALL, cols)
     if norm_w is not None:
@@ -348,6 +381,8 @@ def linear_plan(w, x, y, x2=None, norm_w=None, bias=None, residual=None, zero=No
         reads["bias"] = (rows,)
     if residual is not None:
         reads["residual"] = _box(residual, ALL, rows)
+    if residual_fixed is not None:
+        reads["residual_fixed"] = ((0, 1), ALL, rows)
     mode = "rmsnorm" if norm_w is not None else "silu_mul" if x2 is not None else "plain"
     formed = norm_w if mode == "rmsnorm" else x  # the tensor whose dtype the formed x is rounded to
     x_in_w_dtype = w.element_size() == 2 and formed.dtype == w.dtype and (mode != "plain" or parts == 1)
@@ -356,8 +391,9 @@ def linear_plan(w, x, y, x2=None, norm_w=None, bias=None, residual=None, zero=No
                   "EPS": float(eps) if norm_w is not None else 0.0,
                   "RMS_BLOCK": min(triton.next_power_of_2(k), _RMS_VALUES // b_pad) if norm_w is not None else 1,
                   "X_IN_W_DTYPE": x_in_w_dtype}
-    constexprs.update({name: None for name, v in (("x2", x2), ("norm_w", norm_w), ("bias", bias),
-                                                   ("residual", residual), ("zero", zero)) if v is None})
+    constexprs.update({name: None for name, v in (("x_fixed", x_fixed), ("x2", x2), ("norm_w", norm_w), ("bias", bias),
+                                                   ("residual", residual), ("residual_fixed", residual_fixed),
+                                                   ("zero", zero)) if v is None})
     writes = {"y": _box(y, (c, 1), rows)}
     if zero is not None:  # the first K chunk's row tiles clear it
         writes["zero"] = _box(zero, (0, 1), (r * TILE_ROWS, (c == 0) * TILE_ROWS))
@@ -378,5 +414,10 @@ rmsnorm_gemv_bias = _register("rmsnorm_gemv_bias", ("w", "x", "norm_w", "bias"))
 gemv_residual = _register("gemv_residual", ("w", "x", "residual"))
 # ... that also clears ``zero`` for an accumulating op after it (megagen.tasks.mlp)
 gemv_residual_zero = _register("gemv_residual_zero", ("w", "x", "residual"), ("y", "zero"))
+# readers of a residual stream whose last part is a fused MLP's fixed-point sum
+rmsnorm_gemv_fixed = _register("rmsnorm_gemv_fixed", ("w", "x", "x_fixed", "norm_w"))
+rmsnorm_gemv_bias_fixed = _register("rmsnorm_gemv_bias_fixed", ("w", "x", "x_fixed", "norm_w", "bias"))
+gemv_residual_zero_fixed = _register("gemv_residual_zero_fixed", ("w", "x", "residual", "residual_fixed"),
+                                     ("y", "zero"))
 silu_mul_gemv = _register("silu_mul_gemv", ("w", "x", "x2"))
 silu_mul_gemv_residual = _register("silu_mul_gemv_residual", ("w", "x", "x2", "residual"))

@@ -104,8 +104,8 @@ def expert_tile(w, x, x2, norm_w, ids, y, tile, N, B, K: tl.constexpr, BLOCK_N: 
     if X_MODE == "silu_mul":
         x2 = x2 + row * K
     first = gemv_prefetch(w_e, sub, N, K, BLOCK_N, BLOCK_K, ROW_TILES, TILE_ROWS, CHUNK)
-    linear_tile(w_e, x + row * K, x2, norm_w, None, None, None, y + slot * N, sub, N, B, first, K, BLOCK_N,
-                BLOCK_K, 1, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, 1, X_MODE, EPS, RMS_BLOCK, False)
+    linear_tile(w_e, x + row * K, None, x2, norm_w, None, None, None, None, y + slot * N, sub, N, B, first, K,
+                BLOCK_N, BLOCK_K, 1, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, 1, X_MODE, EPS, RMS_BLOCK, False)
 
 
 def expert_reference(w, x, x2, norm_w, ids, y, tile, N, K, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, X_MODE, EPS,
@@ -117,8 +117,8 @@ def expert_reference(w, x, x2, norm_w, ids, y, tile, N, K, ROW_TILES, TILE_ROWS,
 
     def one_row(t):
         return None if t is None else t[:, row:row + 1].contiguous()
-    linear_reference(w[expert, W_ROW0:W_ROW0 + N], one_row(x), one_row(x2), norm_w, None, None, None, out, sub, N, 1,
-                     K, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, 1, X_MODE, EPS)
+    linear_reference(w[expert, W_ROW0:W_ROW0 + N], one_row(x), None, one_row(x2), norm_w, None, None, None, None, out,
+                     sub, N, 1, K, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, 1, X_MODE, EPS)
     y[:, slot] = out[:, 0]
 
 
