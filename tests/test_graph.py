@@ -133,7 +133,8 @@ def fold_plan(x, out, BLOCK=16, mode="ok"):
     if mode == "reads_out":
         reads["out"] = ((0, BLOCK),)
     return TilePlan(t.size, reads=reads, writes={"out": ((0, BLOCK),)}, scalars={"n": x.shape[0]},
-                    constexprs={"BLOCK": BLOCK}, accumulate=("x",) if mode == "accumulates_input" else ("out",))
+                    constexprs={"BLOCK": BLOCK}, accumulate=("x",) if mode == "accumulates_input" else ("out",),
+                    fixed_point={"x": 2.0 ** 32} if mode == "fixed_point_input" else {})
 
 
 fold = megagen.register_task("g_fold", copy_tile, inputs=("x",), outputs=("out",), plan=fold_plan)
@@ -453,6 +454,7 @@ def test_accumulating_tiles_overlap_and_are_ordered_like_writes(device):
 @pytest.mark.parametrize("mode, error, match", [
     ("reads_out", GraphError, "tiles of one op run concurrently"),
     ("accumulates_input", TaskDefinitionError, r"accumulates into \['x'\], which are not among its outputs"),
+    ("fixed_point_input", TaskDefinitionError, r"gives fixed-point units for \['x'\], which are not among its outputs"),
 ])
 def test_accumulation_rules(mode, error, match, device):
     x, acc = rand(64, device=device), empty(16, device)
