@@ -119,6 +119,12 @@ def to_fixed(v):
 
 
 @triton.jit
+def _from_fixed(ptr, offs, mask):
+    """Fixed-point int64 values at ``ptr + offs`` as fp32 (zero where masked)."""
+    return tl.load(ptr + offs, mask=mask, other=0).to(tl.float32) / FIXED_ONE
+
+
+@triton.jit
 def _partial_sum(x, x_fixed, k0, B, K: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr,
                  PARTS: tl.constexpr):
     """x[:, :, k0:k0+BLOCK_K] of x[PARTS, B, K], summed over the parts in fp32 ([BLOCK_K] at batch 1), plus
@@ -128,7 +134,7 @@ def _partial_sum(x, x_fixed, k0, B, K: tl.constexpr, BLOCK_K: tl.constexpr, B_PA
     for p in tl.static_range(1, PARTS):
         acc += tl.load(x + p * B * K + offs, mask=mask, other=0.0).to(tl.float32)
     if x_fixed is not None:
-        acc += tl.load(x_fixed + offs, mask=mask, other=0).to(tl.float32) / FIXED_ONE
+        acc += _from_fixed(x_fixed, offs, mask)
     return acc
 
 
@@ -216,7 +222,7 @@ def _store_rows(acc, rows, row_end, chunk, bias, residual, residual_fixed, zero,
             for p in tl.static_range(RES_PARTS):
                 out += tl.load(residual + p * B * N + offs, mask=mask, other=0.0).to(tl.float32)
         if residual_fixed is not None:
-            out += tl.load(residual_fixed + offs, mask=mask, other=0).to(tl.float32) / FIXED_ONE
+            out += _from_fixed(residual_fixed, offs, mask)
         if zero is not None:
             tl.store(zero + offs, tl.zeros_like(out).to(zero.dtype.element_ty), mask=mask)
     tl.store(y + chunk * B * N + offs, out.to(y.dtype.element_ty), mask=mask)
@@ -265,12 +271,17 @@ def _parts(t, parts, B, fixed=None):
     """A [.., last] tensor summed over its parts in order, in fp32 [B, last], plus a fixed-point part (as
     ``_partial_sum``)."""
     out = sum(t.view(parts, B, t.shape[-1]).float().unbind(0))
-    return out if fixed is None else out + fixed.view(B, -1).float() / FIXED_ONE.value
+    return out if fixed is None else out + _from_fixed_reference(fixed.view(B, -1))
 
 
 def to_fixed_reference(v):
     """``to_fixed`` in plain PyTorch."""
     return (v.float() * FIXED_ONE.value).to(torch.int64)
+
+
+def _from_fixed_reference(q):
+    """``_from_fixed`` in plain PyTorch."""
+    return q.float() / FIXED_ONE.value
 
 
 def _round_to(v, dtype):
@@ -298,7 +309,7 @@ def linear_reference(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, 
         if residual is not None:
             out = sum(residual.view(RES_PARTS, B, N)[:, :, rows].float().unbind(0), out)
         if residual_fixed is not None:
-            out = out + residual_fixed.view(B, N)[:, rows].float() / FIXED_ONE.value
+            out = out + _from_fixed_reference(residual_fixed.view(B, N)[:, rows])
     y.view(-1, B, N)[chunk, :, rows] = out
     if zero is not None and chunk == 0:
         zero.view(B, N)[:, rows] = 0
