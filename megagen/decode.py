@@ -114,10 +114,9 @@ class Tiling:
     attention_block: int = 32
     max_attention_splits: int = 32
     attention_split_keys: int = 64
-    combine_heads: int = 1  # query heads an attention-combine tile merges, at most (combine_tile_heads)
     max_tile_rows: int = 128
-    # a dense model's MLPs as one phase each at batch 1 on one rank, where faster (mlp_tiles); off by default until
-    # its fixed-point sums (bitwise reproducible since 2026-11-25) are timed on a GPU
+    # a dense model's MLPs as one phase each at batch 1 on one rank (mlp_tiles); off by default: with its fixed-point
+    # sums (bitwise reproducible) Qwen3-0.6B measured 1.148 ms a step against 1.073 unfused (H100, BENCHMARKS.md)
     fuse_mlp: bool = False
 
     def __post_init__(self):
@@ -159,19 +158,15 @@ class Tiling:
 
         Fused only where one wave of 16-row tiles covers the intermediate size: there the two phases are
         bound by their fixed costs (a hop, a ramp, the stragglers), which fusing pays once. Measured on an
-        H100 (BENCHMARKS.md): Qwen3-0.6B (192 tiles on 264 CTAs) 35-40 us a step faster; Llama-3.2-1B
-        (512 tiles, or fewer of 32 or 64 rows) 86 us or more slower, its phases already near their floor.
+        H100 (BENCHMARKS.md): Qwen3-0.6B (192 tiles on 264 CTAs) 35-40 us a step faster with fp32 atomics, but
+        75 us slower with the int64 fixed-point atomics that make it reproducible; Llama-3.2-1B (512 tiles, or
+        fewer of 32 or 64 rows) 86 us or more slower, its phases already near their floor.
         Blocks hold as many weights as a GEMV block (as many bytes in flight): gate and up blocks of half its
         columns each, down blocks [BLOCK_H, 16]."""
         if not self.fuse_mlp or cdiv(inter, MLP_TILE_ROWS) > self.num_ctas:
             return None
         block = self.block_n * self.block_k
         return dict(I=MLP_TILE_ROWS, BLOCK_K=block // (2 * MLP_TILE_ROWS), BLOCK_H=block // MLP_TILE_ROWS)
-
-    def combine_tile_heads(self, group: int) -> int:
-        """Query heads an attention-combine tile merges: the most, up to ``combine_heads``, that divide a KV group
-        of ``group`` heads (a tile never spans two groups)."""
-        return max(h for h in range(1, self.combine_heads + 1) if group % h == 0)
 
     def attention_splits(self, batch: int, kv_heads: int, max_keys: int) -> int:
         """Splits of each (batch row, KV head)'s cached keys: enough to give every CTA one, at most
@@ -282,9 +277,13 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         g.input(layer.input_norm.weight, layer.post_norm.weight)
         norm = stream(norm_w=layer.input_norm.weight, eps=layer.input_norm.eps)
         proj = {}
-        qkv_rows, _ = gemv_tiling(a.q.weight, a.k.weight, a.v.weight)
+        # The attention sums q/k/v's split-K partial sums itself (a split-K GEMV takes no bias). Only for a batch:
+        # Llama-3.2-1B at batch 8 measured 2.30 -> 2.05 ms with it, but at batch 1 1.139 -> 1.192 (H100, BENCHMARKS.md)
+        qkv_rows, qkv_split = gemv_tiling(a.q.weight, a.k.weight, a.v.weight,
+                                          split_k=batch > 1 and all(p.bias is None for p in (a.q, a.k, a.v)))
         for name, lin, heads in (("q", a.q, a.heads), ("k", a.k, a.kv_heads), ("v", a.v, a.kv_heads)):
-            y = act(1, batch, heads * a.head_dim)
+            y = act(1, batch, heads * a.head_dim) if qkv_split == 1 else act(qkv_split, batch, heads * a.head_dim,
+                                                                             dtype=torch.float32)
             if lin.bias is not None:
                 g.input(lin.bias)
                 proj[name] = linear(stream_reader(Lin.rmsnorm_gemv_bias), lin.weight, y, f"L{i}.{name}_proj",
@@ -309,7 +308,7 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
               pos=state.pos, o_part=o_part, ml_part=ml_part, new_kv=new_kv, scale=a.scaling, window=a.window or 0,
               BLOCK_S=tiling.attention_block, **cache, **norms)
         g.add(A.attention_combine, name=f"L{i}.attention_combine", o_part=o_part, ml_part=ml_part, new_kv=new_kv,
-              pos=state.pos, out=attn, HEADS=tiling.combine_tile_heads(a.heads // a.kv_heads), **cache)
+              pos=state.pos, out=attn, **cache)
         if fused:
             # o's partial sums and the fixed-point part the fused MLP accumulates (o clears it): the next residual
             # stream is both

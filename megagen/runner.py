@@ -27,7 +27,7 @@ BUILD_OPTIONS = ("tp", "scheduler", "max_seq_len", "max_batch_size", "world", "a
 # Tokens a row the sampler ranks by default: HuggingFace's default top_k (50) fits
 DEFAULT_MAX_TOP_K = 64
 TILING_OPTIONS = ("block_n", "block_k", "attention_block", "max_attention_splits", "attention_split_keys",
-                  "combine_heads", "max_tile_rows", "fuse_mlp")
+                  "max_tile_rows", "fuse_mlp")
 # GEMV row block from tp=4 on: 8 rows measured 17% faster than 16 for Qwen3-8B at tp=4 on H200s, and slower
 # at tp=1 and 2 (BENCHMARKS.md, tensor parallelism)
 TP_BLOCK_N = 8

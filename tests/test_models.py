@@ -231,15 +231,18 @@ def _prompt_without_near_ties(model, fp32, batch: int):
     raise AssertionError("test setup: every prompt tried has a near-tie between HF bf16 and fp32")
 
 
-@pytest.mark.parametrize("batch", [1, 3])  # batch 3: the GEMVs run as bf16 tensor-core products
-def test_bfloat16_model_matches_hf(batch):
+# batch 3: the GEMVs run as bf16 tensor-core products; with 16 CTAs q/k/v split K as well
+@pytest.mark.parametrize("batch, num_ctas", [(1, None), (3, None), (3, 16)], ids=["1", "3", "3-split-qkv"])
+def test_bfloat16_model_matches_hf(batch, num_ctas):
     """A bf16 model (random_model's and a bf16 checkpoint's default dtype) gives HuggingFace's tokens, and
     logits as close to an fp32 forward as HuggingFace's own bf16 ones. Under the interpreter this needs
     megagen.interpreter's bf16 fixes: without them a bf16 tl.dot multiplies the raw bits."""
     model = models.random_model("tiny-qwen3", device=DEVICE, **INIT)
     assert model.dtype == torch.bfloat16
     fp32 = models.random_model("tiny-qwen3", dtype=torch.float32, device=DEVICE, **INIT)  # the same draws
-    runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, max_batch_size=batch)
+    options = {} if num_ctas is None else dict(num_ctas=num_ctas)
+    runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, max_batch_size=batch, **options)
+    assert (_qkv_parts(runner, batch) > 1) == (num_ctas is not None)
     ids, ref = _prompt_without_near_ties(model, fp32, batch)
     seq, logits = runner.generate(ids, max_new_tokens=4, return_logits=True)
     assert torch.equal(seq, ref), f"tokens differ from HF generate:\nmegagen {seq.tolist()}\nHF      {ref.tolist()}"
@@ -249,6 +252,21 @@ def test_bfloat16_model_matches_hf(batch):
     ours_err = (logits.float() - exact).abs().max().item()
     hf_err = (hf - exact).abs().max().item()
     assert 0 < hf_err and ours_err <= 2 * hf_err, f"megagen's bf16 logits are {ours_err:.3g} from fp32, HF's {hf_err:.3g}"
+
+
+def _qkv_parts(runner, batch: int) -> int:
+    """How many split-K partial sums the first layer's q projection writes for the attention."""
+    return next(op for op in runner.kernel(batch).task_graph.ops if op.name == "L0.q_proj").tensors["y"].shape[0]
+
+
+@pytest.mark.parametrize("name", ["tiny-qwen3", "tiny-llama"])
+def test_split_k_projections_match_hf(name):
+    """Where a batch leaves CTAs idle, q/k/v split K: the attention adds their fp32 partial sums and rounds
+    them to the model dtype itself. Tokens and logits still match HF (tiny-qwen3: q/k RMSNorm on the sums)."""
+    model = tiny(name)
+    runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, max_batch_size=2, num_ctas=16, attention_split_keys=8)
+    assert _qkv_parts(runner, 2) > 1
+    check_against_hf(runner, model, prompt(2, 5, seed=5), 5)
 
 
 # ---------------------------------------------------------------------------------------------------------

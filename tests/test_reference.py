@@ -81,14 +81,9 @@ def _outputs(runner) -> dict:
 @pytest.mark.parametrize("name, prompt_len, options", [
     ("tiny-qwen3", 5, {}), ("tiny-qwen2", 5, {}), ("tiny-mistral", 12, {}),
     ("tiny-qwen3", 70, dict(max_seq_len=96, attention_block=16)),
-    ("tiny-llama", 5, dict(num_ctas=8, fuse_mlp=True)),
-    ("tiny-llama", 5, dict(combine_heads=3))],
-    ids=["qwen3", "qwen2", "mistral", "qwen3-blocks", "llama-fused-mlp", "llama-combine-heads"])
+    ("tiny-llama", 5, dict(num_ctas=8, fuse_mlp=True))], ids=["qwen3", "qwen2", "mistral", "qwen3-blocks", "llama-fused-mlp"])
 def test_reference_decode_step_matches_megakernel_and_huggingface(name, prompt_len, options, device):
     model, runner, prompt = _decode_runner(name, prompt_len, device, **options)
-    if "combine_heads" in options:  # at most 3 heads a combine tile: both heads of each 2-head KV group
-        combine = next(op for op in runner.task_graph.ops if op.name == "L0.attention_combine")
-        assert combine.plan.constexprs["HEADS"] == 2 and combine.num_tiles == 2
     restore = _snapshot(runner)
     token = runner.state.tokens[:1].clone()
     run_reference(runner.task_graph)
@@ -194,20 +189,6 @@ def test_find_mismatch_names_the_op_and_tile_that_is_wrong(device):
     assert m.max_abs_error == pytest.approx(1.0)
     assert "twice" in str(m) and "tile 3" in str(m) and "out[48:64]" in str(m)
     assert torch.equal(y, x), "afterwards the buffer holds the reference's result (2 * 0.5 * x)"
-
-
-def test_attention_combine_tiles_merge_heads_of_one_kv_group(device):
-    from megagen.tasks import attention as A
-    o_part, ml_part = torch.zeros(1, 4, 2, 8, device=device), torch.zeros(1, 4, 2, 2, device=device)  # 4 heads, 2 KV
-    new_kv, out = torch.zeros(1, 2, 2, 8, device=device), torch.zeros(1, 1, 32, device=device)
-    pos, cache = torch.zeros(1, dtype=torch.int64, device=device), torch.zeros(1, 2, 16, 8, device=device)
-    plan = A._combine_plan(o_part, ml_part, new_kv, pos, out, cache, cache.clone(), HEADS=2)
-    assert plan.num_tiles == 2
-    (start, size), kv_heads = plan.writes["out"][2], plan.writes["k_cache"][1]
-    assert start.tolist() == [0, 16] and size == 16, "each tile writes its two heads' outputs"
-    assert kv_heads[0].tolist() == [0, 1] and kv_heads[1].tolist() == [1, 1], "and caches its group's new key"
-    with pytest.raises(TaskDefinitionError, match=r"HEADS \(heads a tile merges\) must divide the 2 query heads"):
-        A._combine_plan(o_part, ml_part, new_kv, pos, out, cache, cache.clone(), HEADS=3)
 
 
 # ---------------------------------------------------------------------------------------------------------

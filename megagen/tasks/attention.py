@@ -17,10 +17,10 @@ group (GQA / MQA): it applies RoPE to them itself (after Qwen3's per-head RMSNor
 last tile rotates the new key from the k projection in registers, so no RoPE phase stands
 between the projections and attention. Each tile writes an unnormalised output with its
 running max and sum, and the last one also the new key and value (``new_kv``, in the cache
-dtype). ``attention_combine`` merges the splits of ``HEADS`` heads of one KV group a tile (one head by
-default), and the tile holding the group's first head copies the new key and value into the cache: by
-then every split of that group has read the cache, so no tile writes what a tile of the same phase reads,
-and the combine waits on its KV group's splits alone.
+dtype). ``attention_combine`` merges the splits per head, and the first head of each KV group
+copies the new key and value into the cache: by then every split of that group has read the
+cache, so no tile writes what a tile of the same phase reads, and the combine waits on its KV
+group's splits alone.
 """
 import torch
 import triton
@@ -31,9 +31,23 @@ from megagen.tasks.base import ALL, TilePlan, cdiv, register_task, tile_arange
 
 
 @triton.jit
-def _rope_rows(src, rows, row_mask, cos, sin, p, norm_w, EPS: tl.constexpr, D: tl.constexpr, D_PAD: tl.constexpr):
-    """Heads of D values at ``src + rows * D`` as an fp32 [rows, D_PAD] tile: RMS-normalised if norm_w is
-    given, rotated by position p.
+def _projection(src, offs, mask, part_stride, like, PARTS: tl.constexpr):
+    """A projection's values at ``src + offs`` in fp32: one part as stored, or PARTS split-K partial sums
+    ``part_stride`` apart, summed in order and rounded to the element type of pointer ``like`` (the model
+    dtype, which HuggingFace's projection outputs have)."""
+    x = tl.load(src + offs, mask=mask, other=0.0).to(tl.float32)
+    if PARTS > 1:
+        for i in tl.static_range(1, PARTS):
+            x += tl.load(src + i * part_stride + offs, mask=mask, other=0.0)
+        x = x.to(like.dtype.element_ty).to(tl.float32)
+    return x
+
+
+@triton.jit
+def _rope_rows(src, rows, row_mask, cos, sin, p, norm_w, part_stride, like, EPS: tl.constexpr, D: tl.constexpr,
+               D_PAD: tl.constexpr, PARTS: tl.constexpr):
+    """Heads of D values at ``src + rows * D`` (``_projection``) as an fp32 [rows, D_PAD] tile: RMS-normalised
+    if norm_w is given, rotated by position p.
 
     Each element rotates with its partner half a head away (rotate_half), loaded a second time, so a whole
     head stays in one row. Rows outside ``row_mask`` are zero. The caller rounds the result to the model
@@ -42,8 +56,8 @@ def _rope_rows(src, rows, row_mask, cos, sin, p, norm_w, EPS: tl.constexpr, D: t
     cols = d < D
     partner = tl.where(d < D // 2, d + D // 2, d - D // 2)
     m = row_mask[:, None] & cols[None, :]
-    x = tl.load(src + rows[:, None] * D + d[None, :], mask=m, other=0.0).to(tl.float32)
-    xp = tl.load(src + rows[:, None] * D + partner[None, :], mask=m, other=0.0).to(tl.float32)
+    x = _projection(src, rows[:, None] * D + d[None, :], m, part_stride, like, PARTS)
+    xp = _projection(src, rows[:, None] * D + partner[None, :], m, part_stride, like, PARTS)
     if norm_w is not None:
         rstd = tl.rsqrt(tl.sum(x * x, axis=1) / D + EPS)[:, None]
         dt = norm_w.dtype.element_ty
@@ -58,12 +72,13 @@ def _rope_rows(src, rows, row_mask, cos, sin, p, norm_w, EPS: tl.constexpr, D: t
 
 
 @triton.jit
-def _new_key(k, b, h, wanted, cos, sin, p, k_norm_w, K_EPS: tl.constexpr, KV: tl.constexpr, D: tl.constexpr,
-             D_PAD: tl.constexpr):
+def _new_key(k, b, h, wanted, cos, sin, p, k_norm_w, B, like, K_EPS: tl.constexpr, KV: tl.constexpr,
+             D: tl.constexpr, D_PAD: tl.constexpr, PARTS: tl.constexpr):
     """The new token's key for KV head h of row b: RoPE (after k_norm) of the k projection, fp32 [1, D_PAD]
     (zero, and nothing loaded from k, unless ``wanted``)."""
     one = tl.arange(0, 1)
-    return _rope_rows(k + (b * KV + h) * D, one, (one < 1) & wanted, cos, sin, p, k_norm_w, K_EPS, D, D_PAD)
+    return _rope_rows(k + (b * KV + h) * D, one, (one < 1) & wanted, cos, sin, p, k_norm_w, B * KV * D, like, K_EPS,
+                      D, D_PAD, PARTS)
 
 
 @triton.jit
@@ -87,6 +102,12 @@ def _rope_reference(x, cos, sin, p, norm_w, EPS):
     return torch.cat([x1 * c1 - x2 * s1, x2 * c2 + x1 * s2])
 
 
+def _projection_reference(x, b, cols, like):
+    """``_projection`` of batch row b's columns ``cols`` of a [PARTS, B, N] projection, in plain PyTorch."""
+    parts = x[:, b, cols].float().unbind(0)
+    return sum(parts[1:], parts[0]).to(like.dtype).float() if len(parts) > 1 else parts[0].float()
+
+
 def _clamped_pos(pos, b, s_max):
     return min(int(pos[b]), s_max - 1)
 
@@ -103,10 +124,15 @@ def _check_rope_inputs(name, cos, sin, pos, batch, d, norms):
             raise TaskDefinitionError(f"{name}: {norm} must be [{d}], got {tuple(w.shape)}")
 
 
-def _check_projection(name, tensor, x, batch, heads, d):
-    if tuple(x.shape) != (1, batch, heads * d) or not x.is_contiguous():
-        raise TaskDefinitionError(f"{name}: {tensor} must be a contiguous [1, B, heads * D] = {(1, batch, heads * d)} "
-                                  f"tensor; got {tuple(x.shape)}")
+def _check_projection(name, tensor, x, batch, heads, d, parts, dtype):
+    """A projection as the attention reads it: [1, B, heads * D] in the cache dtype, or [PARTS, B, heads * D]
+    fp32 split-K partial sums."""
+    if x.dim() != 3 or tuple(x.shape) != (parts, batch, heads * d) or not x.is_contiguous():
+        raise TaskDefinitionError(f"{name}: {tensor} must be a contiguous [PARTS, B, heads * D] = "
+                                  f"{(parts, batch, heads * d)} tensor (PARTS as q's); got {tuple(x.shape)}")
+    if x.dtype != (dtype if parts == 1 else torch.float32):
+        raise TaskDefinitionError(f"{name}: {tensor} must hold the cache dtype {dtype} (one part) or fp32 (split-K "
+                                  f"partial sums); got {parts} part(s) of {x.dtype}")
 
 
 @triton.jit
@@ -140,7 +166,7 @@ def attention_partial_tile(q, k, v, cos, sin, q_norm_w, k_norm_w, k_cache, v_cac
                            scale, window, prefetched, KV: tl.constexpr, GROUP: tl.constexpr, G_PAD: tl.constexpr,
                            D: tl.constexpr, D_PAD: tl.constexpr, S_MAX: tl.constexpr, SPLITS: tl.constexpr,
                            BLOCK_S: tl.constexpr, PRECISION: tl.constexpr, Q_EPS: tl.constexpr,
-                           K_EPS: tl.constexpr):
+                           K_EPS: tl.constexpr, PARTS: tl.constexpr):
     s = tile % SPLITS
     h = (tile // SPLITS) % KV
     b = tile // (SPLITS * KV)
@@ -154,11 +180,15 @@ def attention_partial_tile(q, k, v, cos, sin, q_norm_w, k_norm_w, k_cache, v_cac
     # elsewhere) the new key and value here, the first block of cached keys and values by the prefetch,
     # and the loop loads one block ahead. Each load then costs one round trip in all, not one after another.
     last = s == SPLITS - 1
-    kn = _new_key(k, b, h, last, cos, sin, p, k_norm_w, K_EPS, KV, D, D_PAD).to(k_cache.dtype.element_ty)
-    vn = tl.load(v + (b * KV + h) * D + d[None, :], mask=last & (d[None, :] < D), other=0.0)
+    # the cache holds the model dtype, which the projections' split-K partial sums (PARTS > 1) are rounded to
+    kn = _new_key(k, b, h, last, cos, sin, p, k_norm_w, B, k_cache, K_EPS, KV, D, D_PAD, PARTS)
+    kn = kn.to(k_cache.dtype.element_ty)
+    vn = _projection(v, (b * KV + h) * D + d[None, :], last & (d[None, :] < D), B * KV * D, v_cache, PARTS)
+    vn = vn.to(v_cache.dtype.element_ty)
     # the rotated queries in the model dtype, as HuggingFace multiplies them with the keys
-    qr = _rope_rows(q + b * KV * GROUP * D, heads, g < GROUP, cos, sin, p, q_norm_w, Q_EPS, D, D_PAD)
-    qr = qr.to(q.dtype.element_ty)
+    qr = _rope_rows(q + b * KV * GROUP * D, heads, g < GROUP, cos, sin, p, q_norm_w, B * KV * GROUP * D, k_cache,
+                    Q_EPS, D, D_PAD, PARTS)
+    qr = qr.to(k_cache.dtype.element_ty)
     m_i = tl.full((G_PAD,), float("-inf"), dtype=tl.float32)
     l_i = tl.zeros((G_PAD,), dtype=tl.float32)
     acc = tl.zeros((G_PAD, D_PAD), dtype=tl.float32)
@@ -203,14 +233,15 @@ def attention_partial_reference(q, k, v, cos, sin, pos, q_norm_w, k_norm_w, k_ca
     start = lo + s * chunk
     cached = slice(start, min(start + chunk, p))  # empty for a split past the end
     heads = range(h * GROUP, (h + 1) * GROUP)
-    qr = torch.stack([_rope_reference(q[0, b, i * D:(i + 1) * D], cos, sin, p, q_norm_w, Q_EPS) for i in heads])
+    qr = torch.stack([_rope_reference(_projection_reference(q, b, slice(i * D, (i + 1) * D), k_cache), cos, sin, p,
+                                      q_norm_w, Q_EPS) for i in heads])
     keys, values = k_cache[b, h, cached].float(), v_cache[b, h, cached].float()
     if s == SPLITS - 1:
         head = slice(h * D, (h + 1) * D)
-        new_kv[b, h, 0] = _rope_reference(k[0, b, head], cos, sin, p, k_norm_w, K_EPS)
-        new_kv[b, h, 1] = v[0, b, head]
+        new_kv[b, h, 0] = _rope_reference(_projection_reference(k, b, head, k_cache), cos, sin, p, k_norm_w, K_EPS)
+        new_kv[b, h, 1] = _projection_reference(v, b, head, v_cache)
         keys, values = torch.cat([keys, new_kv[b, h, :1].float()]), torch.cat([values, new_kv[b, h, 1:].float()])
-    scores = qr.to(q.dtype).float() @ keys.T * scale
+    scores = qr.to(k_cache.dtype).float() @ keys.T * scale
     m = scores.amax(1) if scores.shape[1] else torch.full((GROUP,), float("-inf"), device=scores.device)
     prob = torch.exp(scores - m[:, None])
     o_part[b, heads, s] = prob.to(v_cache.dtype).float() @ values
@@ -236,25 +267,26 @@ def _attention_plan(q, k, v, cos, sin, pos, k_cache, v_cache, o_part, ml_part, n
     if tuple(new_kv.shape) != (batch, kv, 2, d) or new_kv.dtype != k_cache.dtype or not new_kv.is_contiguous():
         raise TaskDefinitionError(f"attention_partial: new_kv must be a contiguous [B, KV, 2, D] = {(batch, kv, 2, d)} "
                                   f"tensor of the cache dtype {k_cache.dtype}; got {tuple(new_kv.shape)} {new_kv.dtype}")
-    _check_projection("attention_partial", "q", q, batch, heads, d)
-    _check_projection("attention_partial", "k", k, batch, kv, d)
-    _check_projection("attention_partial", "v", v, batch, kv, d)
+    parts = q.shape[0] if q.dim() == 3 else 1
+    _check_projection("attention_partial", "q", q, batch, heads, d, parts, k_cache.dtype)
+    _check_projection("attention_partial", "k", k, batch, kv, d, parts, k_cache.dtype)
+    _check_projection("attention_partial", "v", v, batch, kv, d, parts, k_cache.dtype)
     _check_rope_inputs("attention_partial", cos, sin, pos, batch, d, {"q_norm_w": q_norm_w, "k_norm_w": k_norm_w})
     group = heads // kv
     t = tile_arange(batch * kv * splits)
     s, h, b = t % splits, (t // splits) % kv, t // (splits * kv)
     last = s == splits - 1  # only the last split reads the new key and value, and hands them to the combine
-    new_head = ((0, 1), (b, 1), (h * d, last * d))
+    new_head = ((0, parts), (b, 1), (h * d, last * d))
     part = ((b, 1), (h * group, group), (s, 1), ALL)
     cache = ((b, 1), (h, 1), ALL, ALL)
-    reads = {"q": ((0, 1), (b, 1), (h * group * d, group * d)), "k": new_head, "v": new_head, "cos": (ALL, ALL),
+    reads = {"q": ((0, parts), (b, 1), (h * group * d, group * d)), "k": new_head, "v": new_head, "cos": (ALL, ALL),
              "sin": (ALL, ALL), "pos": ((b, 1),), "k_cache": cache, "v_cache": cache}
     constexprs = {"KV": kv, "GROUP": group, "G_PAD": max(16, triton.next_power_of_2(group)), "D": d,
                   "D_PAD": max(16, triton.next_power_of_2(d)), "S_MAX": s_max, "SPLITS": splits,
                   "BLOCK_S": max(16, BLOCK_S),
                   # tl.dot rounds fp32 inputs to tf32 unless told otherwise
                   "PRECISION": "ieee" if q.dtype == torch.float32 else None,
-                  "Q_EPS": float(q_eps), "K_EPS": float(k_eps)}
+                  "Q_EPS": float(q_eps), "K_EPS": float(k_eps), "PARTS": parts}
     for norm, w in (("q_norm_w", q_norm_w), ("k_norm_w", k_norm_w)):
         if w is None:
             constexprs[norm] = None
@@ -267,52 +299,48 @@ def _attention_plan(q, k, v, cos, sin, pos, k_cache, v_cache, o_part, ml_part, n
 
 
 @triton.jit
-def attention_combine_prefetch(pos, tile, H: tl.constexpr, S_MAX: tl.constexpr, HEADS: tl.constexpr):
+def attention_combine_prefetch(pos, tile, H: tl.constexpr, S_MAX: tl.constexpr):
     """Before the tile waits: the new token's slot (the previous launch wrote it)."""
-    return tl.minimum(tl.load(pos + tile // (H // HEADS)), S_MAX - 1)
+    return tl.minimum(tl.load(pos + tile // H), S_MAX - 1)
 
 
 @triton.jit
 def attention_combine_tile(o_part, ml_part, new_kv, out, k_cache, v_cache, tile, B, prefetched, H: tl.constexpr,
                            KV: tl.constexpr, D: tl.constexpr, D_PAD: tl.constexpr, S_MAX: tl.constexpr,
-                           SPLITS: tl.constexpr, S_PAD: tl.constexpr, HEADS: tl.constexpr):
-    b = tile // (H // HEADS)
-    h0 = (tile % (H // HEADS)) * HEADS  # the tile's first head; its HEADS heads share one KV group
-    kv = h0 // (H // KV)
-    first = h0 % (H // KV) == 0  # the tile that holds the group's first head caches the new key and value
+                           SPLITS: tl.constexpr, S_PAD: tl.constexpr):
+    b = tile // H
+    h = tile % H
+    kv = h // (H // KV)
+    first = h % (H // KV) == 0  # the group's first head caches the new token's key and value
     s = tl.arange(0, S_PAD)
     d = tl.arange(0, D_PAD)
     new = new_kv + (b * KV + kv) * 2 * D + d
     kn = tl.load(new, mask=first & (d < D), other=0.0)
     vn = tl.load(new + D, mask=first & (d < D), other=0.0)
-    for i in tl.static_range(HEADS):
-        head = b * H + h0 + i  # the head's row of [B * H, ...] views
-        row = head * SPLITS + s
-        m = tl.load(ml_part + row * 2, mask=s < SPLITS, other=float("-inf"))
-        l_s = tl.load(ml_part + row * 2 + 1, mask=s < SPLITS, other=0.0)
-        o = tl.load(o_part + row[:, None] * D + d[None, :], mask=(s[:, None] < SPLITS) & (d[None, :] < D), other=0.0)
-        weight = tl.exp(m - tl.max(m, axis=0))
-        weight = tl.where(s < SPLITS, weight, 0.0)
-        res = tl.sum(o * weight[:, None], axis=0) / tl.sum(l_s * weight, axis=0)
-        tl.store(out + head * D + d, res.to(out.dtype.element_ty), mask=d < D)
+    row = tile * SPLITS + s
+    m = tl.load(ml_part + row * 2, mask=s < SPLITS, other=float("-inf"))
+    l_s = tl.load(ml_part + row * 2 + 1, mask=s < SPLITS, other=0.0)
+    o = tl.load(o_part + row[:, None] * D + d[None, :], mask=(s[:, None] < SPLITS) & (d[None, :] < D), other=0.0)
+    weight = tl.exp(m - tl.max(m, axis=0))
+    weight = tl.where(s < SPLITS, weight, 0.0)
+    res = tl.sum(o * weight[:, None], axis=0) / tl.sum(l_s * weight, axis=0)
+    tl.store(out + tile * D + d, res.to(out.dtype.element_ty), mask=d < D)
     slot = ((b * KV + kv) * S_MAX + prefetched) * D + d
     tl.store(k_cache + slot, kn, mask=first & (d < D))
     tl.store(v_cache + slot, vn, mask=first & (d < D))
 
 
-def attention_combine_reference(o_part, ml_part, new_kv, pos, out, k_cache, v_cache, tile, H, KV, D, HEADS):
-    b, j = divmod(tile, H // HEADS)
-    h0 = j * HEADS
-    for h in range(h0, h0 + HEADS):
-        m, l_s = ml_part[b, h].float().unbind(1)
-        weight = torch.exp(m - m.max())
-        out[0, b, h * D:(h + 1) * D] = (o_part[b, h].float() * weight[:, None]).sum(0) / (l_s * weight).sum()
-    if h0 % (H // KV) == 0:
-        kv, p = h0 // (H // KV), _clamped_pos(pos, b, k_cache.shape[2])
+def attention_combine_reference(o_part, ml_part, new_kv, pos, out, k_cache, v_cache, tile, H, KV, D):
+    b, h = divmod(tile, H)
+    m, l_s = ml_part[b, h].float().unbind(1)
+    weight = torch.exp(m - m.max())
+    out[0, b, h * D:(h + 1) * D] = (o_part[b, h].float() * weight[:, None]).sum(0) / (l_s * weight).sum()
+    if h % (H // KV) == 0:
+        kv, p = h // (H // KV), _clamped_pos(pos, b, k_cache.shape[2])
         k_cache[b, kv, p], v_cache[b, kv, p] = new_kv[b, kv]
 
 
-def _combine_plan(o_part, ml_part, new_kv, pos, out, k_cache, v_cache, HEADS=1):
+def _combine_plan(o_part, ml_part, new_kv, pos, out, k_cache, v_cache):
     batch, heads, splits, d = o_part.shape
     if tuple(out.shape) != (1, batch, heads * d) or not out.is_contiguous():
         raise TaskDefinitionError(f"attention_combine: out must be a contiguous [1, B, H * D] = "
@@ -327,21 +355,18 @@ def _combine_plan(o_part, ml_part, new_kv, pos, out, k_cache, v_cache, HEADS=1):
         raise TaskDefinitionError(f"attention_combine: new_kv must be a contiguous [B, KV, 2, D] = {(batch, kv, 2, d)} "
                                   f"tensor and pos a [B] vector; got {tuple(new_kv.shape)} and {tuple(pos.shape)}")
     group = heads // kv
-    if not isinstance(HEADS, int) or HEADS < 1 or group % HEADS:
-        raise TaskDefinitionError(f"attention_combine: HEADS (heads a tile merges) must divide the {group} query "
-                                  f"heads of a KV group; got {HEADS!r}")
-    t = tile_arange(batch * heads // HEADS)
-    b, h = t // (heads // HEADS), t % (heads // HEADS) * HEADS
+    t = tile_arange(batch * heads)
+    b, h = t // heads, t % heads
     first = h % group == 0  # the tiles that cache their KV group's new key and value
-    part = ((b, 1), (h, HEADS), ALL, ALL)
+    part = ((b, 1), (h, 1), ALL, ALL)
     cache = ((b, 1), (h // group, first * 1), ALL, ALL)
     reads = {"o_part": part, "ml_part": part, "new_kv": ((b, 1), (h // group, 1), (0, first * 2), ALL),
              "pos": ((b, 1),)}
     return TilePlan(t.size, reads=reads,
-                    writes={"out": ((0, 1), (b, 1), (h * d, HEADS * d)), "k_cache": cache, "v_cache": cache},
+                    writes={"out": ((0, 1), (b, 1), (h * d, d)), "k_cache": cache, "v_cache": cache},
                     scalars={"B": batch},
                     constexprs={"H": heads, "KV": kv, "D": d, "D_PAD": triton.next_power_of_2(d), "S_MAX": s_max,
-                                "SPLITS": splits, "S_PAD": triton.next_power_of_2(splits), "HEADS": HEADS},
+                                "SPLITS": splits, "S_PAD": triton.next_power_of_2(splits)},
                     cost=0.5)
 
 
