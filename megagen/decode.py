@@ -115,6 +115,11 @@ class Tiling:
     max_attention_splits: int = 32
     attention_split_keys: int = 64
     max_tile_rows: int = 128
+    # q/k/v may split K (the attention adds the partial sums) only for a batch, over a hidden size at least this
+    # large. Measured on an H100 at batch 8 (BENCHMARKS.md): Llama-3.2-1B (K = 2048: 48 tiles of 16 block steps
+    # -> 192 of 4) 2.25-2.30 -> 2.05 ms a step; Qwen3-0.6B (K = 1024) 2.12-2.13 -> 2.14-2.16, its tiles bound by
+    # reading x, not weights; at batch 1 Llama-3.2-1B 1.139 -> 1.192 ms.
+    qkv_split_min_k: int = 2048
     # a dense model's MLPs as one phase each at batch 1 on one rank (mlp_tiles); off by default: with its fixed-point
     # sums (bitwise reproducible) Qwen3-0.6B measured 1.148 ms a step against 1.073 unfused (H100, BENCHMARKS.md)
     fuse_mlp: bool = False
@@ -277,10 +282,9 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         g.input(layer.input_norm.weight, layer.post_norm.weight)
         norm = stream(norm_w=layer.input_norm.weight, eps=layer.input_norm.eps)
         proj = {}
-        # The attention sums q/k/v's split-K partial sums itself (a split-K GEMV takes no bias). Only for a batch:
-        # Llama-3.2-1B at batch 8 measured 2.30 -> 2.05 ms with it, but at batch 1 1.139 -> 1.192 (H100, BENCHMARKS.md)
-        qkv_rows, qkv_split = gemv_tiling(a.q.weight, a.k.weight, a.v.weight,
-                                          split_k=batch > 1 and all(p.bias is None for p in (a.q, a.k, a.v)))
+        # the attention sums q/k/v's split-K partial sums itself (a split-K GEMV takes no bias)
+        split_qkv = batch > 1 and hidden >= tiling.qkv_split_min_k and all(p.bias is None for p in (a.q, a.k, a.v))
+        qkv_rows, qkv_split = gemv_tiling(a.q.weight, a.k.weight, a.v.weight, split_k=split_qkv)
         for name, lin, heads in (("q", a.q, a.heads), ("k", a.k, a.kv_heads), ("v", a.v, a.kv_heads)):
             y = act(1, batch, heads * a.head_dim) if qkv_split == 1 else act(qkv_split, batch, heads * a.head_dim,
                                                                              dtype=torch.float32)

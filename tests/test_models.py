@@ -240,9 +240,10 @@ def test_bfloat16_model_matches_hf(batch, num_ctas):
     model = models.random_model("tiny-qwen3", device=DEVICE, **INIT)
     assert model.dtype == torch.bfloat16
     fp32 = models.random_model("tiny-qwen3", dtype=torch.float32, device=DEVICE, **INIT)  # the same draws
-    options = {} if num_ctas is None else dict(num_ctas=num_ctas)
+    options = {} if num_ctas is None else dict(num_ctas=num_ctas, qkv_split_min_k=1)
     runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, max_batch_size=batch, **options)
-    assert (_qkv_parts(runner, batch) > 1) == (num_ctas is not None)
+    if num_ctas is not None:
+        assert _qkv_parts(runner, batch) > 1
     ids, ref = _prompt_without_near_ties(model, fp32, batch)
     seq, logits = runner.generate(ids, max_new_tokens=4, return_logits=True)
     assert torch.equal(seq, ref), f"tokens differ from HF generate:\nmegagen {seq.tolist()}\nHF      {ref.tolist()}"
@@ -264,8 +265,11 @@ def test_split_k_projections_match_hf(name):
     """Where a batch leaves CTAs idle, q/k/v split K: the attention adds their fp32 partial sums and rounds
     them to the model dtype itself. Tokens and logits still match HF (tiny-qwen3: q/k RMSNorm on the sums)."""
     model = tiny(name)
-    runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, max_batch_size=2, num_ctas=16, attention_split_keys=8)
-    assert _qkv_parts(runner, 2) > 1
+    runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, max_batch_size=2, num_ctas=16, attention_split_keys=8,
+                           qkv_split_min_k=1)
+    assert _qkv_parts(runner, 2) > 1 and _qkv_parts(runner, 1) == 1, "split only for a batch"
+    default = megagen.build(model, max_seq_len=MAX_SEQ_LEN, max_batch_size=2, num_ctas=16)
+    assert _qkv_parts(default, 2) == 1, f"hidden size {model.config.hidden_size}: below the default qkv_split_min_k"
     check_against_hf(runner, model, prompt(2, 5, seed=5), 5)
 
 

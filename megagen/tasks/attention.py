@@ -44,20 +44,34 @@ def _projection(src, offs, mask, part_stride, like, PARTS: tl.constexpr):
 
 
 @triton.jit
+def _swap_halves(x, D: tl.constexpr):
+    """[rows, D] with each row's two halves swapped: every element's rotate_half partner."""
+    R: tl.constexpr = x.shape[0]
+    lo, hi = tl.split(tl.permute(tl.reshape(x, (R, 2, D // 2)), (0, 2, 1)))
+    return tl.reshape(tl.permute(tl.join(hi, lo), (0, 2, 1)), (R, D))
+
+
+@triton.jit
 def _rope_rows(src, rows, row_mask, cos, sin, p, norm_w, part_stride, like, EPS: tl.constexpr, D: tl.constexpr,
                D_PAD: tl.constexpr, PARTS: tl.constexpr):
     """Heads of D values at ``src + rows * D`` (``_projection``) as an fp32 [rows, D_PAD] tile: RMS-normalised
     if norm_w is given, rotated by position p.
 
-    Each element rotates with its partner half a head away (rotate_half), loaded a second time, so a whole
-    head stays in one row. Rows outside ``row_mask`` are zero. The caller rounds the result to the model
+    Each element rotates with its partner half a head away (rotate_half), loaded a second time (partial sums:
+    swapped in registers), so a whole head stays in one row. Rows outside ``row_mask`` are zero. The caller rounds the result to the model
     dtype once (HuggingFace rounds each product, so bf16 results may differ from it by an ulp)."""
     d = tl.arange(0, D_PAD)
     cols = d < D
     partner = tl.where(d < D // 2, d + D // 2, d - D // 2)
     m = row_mask[:, None] & cols[None, :]
     x = _projection(src, rows[:, None] * D + d[None, :], m, part_stride, like, PARTS)
-    xp = _projection(src, rows[:, None] * D + partner[None, :], m, part_stride, like, PARTS)
+    if PARTS > 1 and D == D_PAD:
+        # the partners from x's registers: loading and rounding every part a second time took a batch-8 Llama-3.2-1B
+        # layer's MegaKernel from 300 to 708 bytes of spills (ptxas, sm_90a), this 292; one part loads its partners,
+        # which spilled less at batch 1 (Qwen3-0.6B 136 bytes, against 188 swapped)
+        xp = _swap_halves(x, D)
+    else:
+        xp = _projection(src, rows[:, None] * D + partner[None, :], m, part_stride, like, PARTS)
     if norm_w is not None:
         rstd = tl.rsqrt(tl.sum(x * x, axis=1) / D + EPS)[:, None]
         dt = norm_w.dtype.element_ty
