@@ -58,8 +58,9 @@ def _rope_rows(src, rows, row_mask, cos, sin, p, norm_w, part_stride, like, EPS:
     if norm_w is given, rotated by position p.
 
     Each element rotates with its partner half a head away (rotate_half), loaded a second time (partial sums:
-    swapped in registers), so a whole head stays in one row. Rows outside ``row_mask`` are zero. The caller rounds the result to the model
-    dtype once (HuggingFace rounds each product, so bf16 results may differ from it by an ulp)."""
+    swapped in registers), so a whole head stays in one row. Rows outside ``row_mask`` are zero. The caller
+    rounds the result to the model dtype once (HuggingFace rounds each product, so bf16 results may differ from
+    it by an ulp)."""
     d = tl.arange(0, D_PAD)
     cols = d < D
     partner = tl.where(d < D // 2, d + D // 2, d - D // 2)
@@ -298,8 +299,8 @@ def _attention_plan(q, k, v, cos, sin, pos, k_cache, v_cache, o_part, ml_part, n
     constexprs = {"KV": kv, "GROUP": group, "G_PAD": max(16, triton.next_power_of_2(group)), "D": d,
                   "D_PAD": max(16, triton.next_power_of_2(d)), "S_MAX": s_max, "SPLITS": splits,
                   "BLOCK_S": max(16, BLOCK_S),
-                  # tl.dot rounds fp32 inputs to tf32 unless told otherwise
-                  "PRECISION": "ieee" if q.dtype == torch.float32 else None,
+                  # tl.dot rounds fp32 inputs to tf32 unless told otherwise (its inputs are in the cache dtype)
+                  "PRECISION": "ieee" if k_cache.dtype == torch.float32 else None,
                   "Q_EPS": float(q_eps), "K_EPS": float(k_eps), "PARTS": parts}
     for norm, w in (("q_norm_w", q_norm_w), ("k_norm_w", k_norm_w)):
         if w is None:
