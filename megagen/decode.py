@@ -286,8 +286,7 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         split_qkv = batch > 1 and hidden >= tiling.qkv_split_min_k and all(p.bias is None for p in (a.q, a.k, a.v))
         qkv_rows, qkv_split = gemv_tiling(a.q.weight, a.k.weight, a.v.weight, split_k=split_qkv)
         for name, lin, heads in (("q", a.q, a.heads), ("k", a.k, a.kv_heads), ("v", a.v, a.kv_heads)):
-            y = act(1, batch, heads * a.head_dim) if qkv_split == 1 else act(qkv_split, batch, heads * a.head_dim,
-                                                                             dtype=torch.float32)
+            y = act(qkv_split, batch, heads * a.head_dim, dtype=dt if qkv_split == 1 else torch.float32)
             if lin.bias is not None:
                 g.input(lin.bias)
                 proj[name] = linear(stream_reader(Lin.rmsnorm_gemv_bias), lin.weight, y, f"L{i}.{name}_proj",
