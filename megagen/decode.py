@@ -10,6 +10,11 @@ tile starts as soon as the tiles it reads are done):
 5. gate and up projections with the post-attention RMSNorm fused in;
 6. down projection over silu(gate) * up, adding the residual stream.
 
+For a batch (from ``Tiling.norm_phase_min_batch``, 2, on) the RMSNorms before 1 and 5 and before the lm_head
+are ops of their own (``megagen.tasks.norm``): the GEMVs then read the normalised rows in the model dtype
+instead of every tile reading the residual stream's fp32 partial sums twice (Llama-3.2-1B at batch 8 on an
+H100: 2.04 -> 1.49 ms a step; at batch 1, where the extra phase costs more than it saves, they stay fused).
+
 With ``fuse_mlp=True``, at batch 1 on one rank, for a dense model whose intermediate size one wave of
 16-row tiles covers, 5 and 6 are one phase (``megagen.tasks.mlp``, ``Tiling.mlp_tiles``): each tile takes
 16 intermediate rows through gate, up and down and adds its partial sums to the residual stream with
@@ -49,6 +54,7 @@ from megagen.tasks import linear as Lin
 from megagen.tasks import mlp as Mlp
 from megagen.tasks import moe as Moe
 from megagen.tasks import multinomial as M
+from megagen.tasks import norm as Norm
 from megagen.tasks import sampling as S
 from megagen.tasks.base import cdiv
 from megagen.tasks.comm import allreduce_ops
@@ -120,6 +126,12 @@ class Tiling:
     # -> 192 of 4) 2.25-2.30 -> 2.05 ms a step; Qwen3-0.6B (K = 1024) 2.12-2.13 -> 2.14-2.16, its tiles bound by
     # reading x, not weights; at batch 1 Llama-3.2-1B 1.139 -> 1.192 ms.
     qkv_split_min_k: int = 2048
+    # From this batch size on, the RMSNorms before q/k/v, gate/up and the lm_head are ops of their own
+    # (megagen.tasks.norm), and the GEMVs read the normalised rows in the model dtype: one phase more, in return
+    # for tiles that no longer read the stream's fp32 partial sums twice each (see BENCHMARKS.md).
+    norm_phase_min_batch: int = 2
+    # A batch's GEMV weight blocks are at least this many rows (16, 32 or 64; linear.block_shape).
+    batch_block_rows: int = Lin.DOT_ROWS
     # a dense model's MLPs as one phase each at batch 1 on one rank (mlp_tiles); off by default: with its fixed-point
     # sums (bitwise reproducible) Qwen3-0.6B measured 1.148 ms a step against 1.073 unfused (H100, BENCHMARKS.md)
     fuse_mlp: bool = False
@@ -132,6 +144,8 @@ class Tiling:
                     raise MegagenError(f"{field.name} must be True or False, got {value!r}")
             elif not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise MegagenError(f"{field.name} must be a positive int, got {value!r}")
+        if self.batch_block_rows not in (16, 32, 64):
+            raise MegagenError(f"batch_block_rows must be 16, 32 or 64, got {self.batch_block_rows!r}")
 
     def gemv_tiles(self, rows: list[int], k: int, batch: int, itemsize: int, split_k: bool,
                    align: int | None = None) -> tuple[int, int]:
@@ -146,8 +160,8 @@ class Tiling:
         of tiles (a long list measured 5-8 us of polling a phase, BENCHMARKS.md).
         """
         splits = [s for s in range(1, MAX_K_SPLITS + 1 if split_k else 2)
-                  if s == 1 or Lin.split_k_blocks(k, s, batch, self.block_n, self.block_k) is not None]
-        block_rows = Lin.block_shape(batch, self.block_n, self.block_k)[0]
+                  if s == 1 or self.split_k_blocks(k, s, batch) is not None]
+        block_rows = Lin.block_shape(batch, self.block_n, self.block_k, self.batch_block_rows)[0]
 
         def cost(tile_rows, split):
             tiles = split * sum(cdiv(n, tile_rows) for n in rows)
@@ -157,6 +171,10 @@ class Tiling:
         aligned = [r for r in heights if align is None or align % r == 0]
         candidates = [(r, s) for s in splits for r in aligned or heights]
         return min(candidates, key=lambda rs: (cost(*rs), rs[1], -rs[0]))
+
+    def split_k_blocks(self, k: int, split: int, batch: int) -> tuple[int, int] | None:
+        """``linear.split_k_blocks`` for this tiling's blocks."""
+        return Lin.split_k_blocks(k, split, batch, self.block_n, self.block_k, self.batch_block_rows)
 
     def mlp_tiles(self, inter: int) -> dict | None:
         """Tile shape of a fused MLP (``megagen.tasks.mlp``), or None where the two GEMV phases are faster.
@@ -212,7 +230,8 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
 
     def linear(task, w, y, name, rows, **tensors):
         g.input(w)
-        g.add(task, name=name, w=w, y=y, BLOCK_N=tiling.block_n, BLOCK_K=tiling.block_k, TILE_ROWS=rows, **tensors)
+        g.add(task, name=name, w=w, y=y, BLOCK_N=tiling.block_n, BLOCK_K=tiling.block_k, TILE_ROWS=rows,
+              DOT_ROWS=tiling.batch_block_rows, **tensors)
         return y
 
     def residual_linear(task, partial_task, w, name, residual, tiles=None, **tensors):
@@ -241,7 +260,7 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         g.add(Moe.route, name=f"{name}.route", logits=logits, ids=ids, weights=weights, RENORMALIZE=e.renormalize)
         itemsize, blocks = e.down.element_size(), dict(BLOCK_N=tiling.block_n, BLOCK_K=tiling.block_k)
         down_rows, down_split = tiling.gemv_tiles([hidden] * slots, inter, 1, itemsize, split_k=True)
-        _, down_chunk = Lin.split_k_blocks(inter, down_split, 1, tiling.block_n, tiling.block_k)
+        _, down_chunk = tiling.split_k_blocks(inter, down_split, 1)
         rows, _ = tiling.gemv_tiles([inter] * 2 * slots, hidden, 1, itemsize, split_k=False, align=down_chunk)
         gate, up = act(1, slots, inter), act(1, slots, inter)
         for part, y, row0 in (("gate", gate, 0), ("up", up, inter)):  # an expert's gate rows, then its up rows
@@ -277,10 +296,22 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         fixed = {} if resid_fixed is None else {f"{x_name}_fixed": resid_fixed}
         return {x_name: resid, **fixed, **tensors}
 
+    # the RMSNorms as ops of their own (a fused MLP's fixed-point part, batch 1 only, is read by the fused forms)
+    norm_phase = batch >= tiling.norm_phase_min_batch and not fused
+
+    def normed(name, norm):
+        """GEMV inputs: the residual stream RMS-normalised by ``norm``, as an op of its own (``norm_phase``) or
+        fused into the GEMV (``plain`` reads the normalised rows instead)."""
+        if not norm_phase:
+            return False, stream(norm_w=norm.weight, eps=norm.eps)
+        out = act(1, batch, hidden, dtype=norm.weight.dtype)
+        g.add(Norm.rmsnorm, name=name, x=resid, norm_w=norm.weight, out=out, eps=norm.eps)
+        return True, dict(x=out)
+
     for i, layer in enumerate(decoder.layers):
         a = layer.attn
         g.input(layer.input_norm.weight, layer.post_norm.weight)
-        norm = stream(norm_w=layer.input_norm.weight, eps=layer.input_norm.eps)
+        plain, norm = normed(f"L{i}.input_norm", layer.input_norm)
         proj = {}
         # the attention sums q/k/v's split-K partial sums itself (a split-K GEMV takes no bias)
         split_qkv = batch > 1 and hidden >= tiling.qkv_split_min_k and all(p.bias is None for p in (a.q, a.k, a.v))
@@ -289,11 +320,11 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
             y = act(qkv_split, batch, heads * a.head_dim, dtype=dt if qkv_split == 1 else torch.float32)
             if lin.bias is not None:
                 g.input(lin.bias)
-                proj[name] = linear(stream_reader(Lin.rmsnorm_gemv_bias), lin.weight, y, f"L{i}.{name}_proj",
-                                    qkv_rows, bias=lin.bias, **norm)
+                task = Lin.gemv_bias if plain else stream_reader(Lin.rmsnorm_gemv_bias)
+                proj[name] = linear(task, lin.weight, y, f"L{i}.{name}_proj", qkv_rows, bias=lin.bias, **norm)
             else:
-                proj[name] = linear(stream_reader(Lin.rmsnorm_gemv), lin.weight, y, f"L{i}.{name}_proj", qkv_rows,
-                                    **norm)
+                task = Lin.gemv if plain else stream_reader(Lin.rmsnorm_gemv)
+                proj[name] = linear(task, lin.weight, y, f"L{i}.{name}_proj", qkv_rows, **norm)
 
         max_keys = min(state.k_cache[i].shape[2], a.window or state.k_cache[i].shape[2])
         splits = tiling.attention_splits(batch, a.kv_heads, max_keys)
@@ -329,16 +360,18 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
             continue
         resid = residual_linear(Lin.gemv_residual, Lin.gemv, a.o.weight, f"L{i}.o_proj", resid, x=attn)
 
-        post = dict(x=resid, norm_w=layer.post_norm.weight, eps=layer.post_norm.eps)
         if layer.experts is not None:
+            post = dict(x=resid, norm_w=layer.post_norm.weight, eps=layer.post_norm.eps)
             resid = experts_mlp(f"L{i}", layer.experts, post, resid)
             continue
         inter = layer.gate.weight.shape[0]
         down_rows, down_split = gemv_tiling(layer.down.weight, split_k=True)  # gate/up tiles align to its chunks
-        _, down_chunk = Lin.split_k_blocks(inter, down_split, batch, tiling.block_n, tiling.block_k)
+        _, down_chunk = tiling.split_k_blocks(inter, down_split, batch)
         mlp_rows, _ = gemv_tiling(layer.gate.weight, layer.up.weight, align=down_chunk)
-        gate = linear(Lin.rmsnorm_gemv, layer.gate.weight, act(1, batch, inter), f"L{i}.gate_proj", mlp_rows, **post)
-        up = linear(Lin.rmsnorm_gemv, layer.up.weight, act(1, batch, inter), f"L{i}.up_proj", mlp_rows, **post)
+        plain, post = normed(f"L{i}.post_norm", layer.post_norm)
+        task = Lin.gemv if plain else Lin.rmsnorm_gemv
+        gate = linear(task, layer.gate.weight, act(1, batch, inter), f"L{i}.gate_proj", mlp_rows, **post)
+        up = linear(task, layer.up.weight, act(1, batch, inter), f"L{i}.up_proj", mlp_rows, **post)
         resid = residual_linear(Lin.silu_mul_gemv_residual, Lin.silu_mul_gemv, layer.down.weight, f"L{i}.down_proj",
                                 resid, (down_rows, down_split), x=gate, x2=up)
 
@@ -350,9 +383,9 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         block, blocks = M.sample_blocks(vocab, max_top_k)
         logits = world.symmetric(rank, (1, batch, vocab), dt)  # the pick reads every rank's for large ties
     # lm_head tiles align to the blocks of the next phase
-    linear(stream_reader(Lin.rmsnorm_gemv), decoder.lm_head, logits, "lm_head",
-           gemv_tiling(decoder.lm_head, align=block)[0], **stream(norm_w=decoder.final_norm.weight,
-                                                                eps=decoder.final_norm.eps))
+    plain, final = normed("final_norm", decoder.final_norm)
+    linear(Lin.gemv if plain else stream_reader(Lin.rmsnorm_gemv), decoder.lm_head, logits, "lm_head",
+           gemv_tiling(decoder.lm_head, align=block)[0], **final)
     value = world.symmetric(rank, (batch, blocks), torch.float32)  # every rank's best per block, read by all
     index = world.symmetric(rank, (batch, blocks), torch.int64)
     if max_top_k is None:

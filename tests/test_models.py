@@ -273,6 +273,27 @@ def test_split_k_projections_match_hf(name):
     check_against_hf(runner, model, prompt(2, 5, seed=5), 5)
 
 
+def _op_names(runner, batch: int) -> set[str]:
+    return {op.name for op in runner.kernel(batch).task_graph.ops}
+
+
+def test_rmsnorm_phase_for_a_batch_matches_hf(family):
+    """From norm_phase_min_batch on, the RMSNorms before q/k/v, gate/up and the lm_head are ops of their own and
+    the GEMVs read their rows (here also at batch 1, and with 16-row weight blocks for the batch): HF's tokens and
+    logits. By default batch 1 keeps them fused."""
+    model = tiny("tiny-llama")
+    runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, max_batch_size=2, num_ctas=16, attention_split_keys=8,
+                           norm_phase_min_batch=1, batch_block_rows=16)
+    norms = {"L0.input_norm", "L0.post_norm", "L1.input_norm", "final_norm"}
+    assert norms <= _op_names(runner, 2) and norms <= _op_names(runner, 1)
+    check_against_hf(runner, model, prompt(2, 5, seed=6), 4)
+    check_against_hf(runner, model, prompt(1, 5, seed=7), 4)
+    _, default = family("tiny-llama")
+    assert not norms & _op_names(default, 1) and norms <= _op_names(default, 2)
+    with pytest.raises(megagen.MegagenError, match="batch_block_rows must be 16, 32 or 64"):
+        megagen.build(model, max_seq_len=MAX_SEQ_LEN, batch_block_rows=24)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # 5. unsupported models and settings
 # ---------------------------------------------------------------------------------------------------------

@@ -10,6 +10,8 @@ import triton.language as tl
 import megagen
 from megagen import TaskDefinitionError, find_mismatch, models, run_reference
 from megagen.tasks import add, gemv, mul, rmsnorm_gemv_bias, scale, silu_mul_gemv_residual
+from megagen.tasks.linear import gemv_bias
+from megagen.tasks.norm import rmsnorm
 from megagen.tasks.sampling import argmax_partial, embedding, greedy_pick
 from mgutil import assert_matches, rand, weights
 
@@ -139,9 +141,16 @@ def test_find_mismatch_passes_builtin_tasks_in_other_shapes(device, batch, tile_
     # tiles of several row blocks, the last masked where a tile's rows end inside it or at N
     g.add(gemv, w=w1, x=x, y=split, BLOCK_N=16, BLOCK_K=64, TILE_ROWS=tile_rows[0])
     normed = torch.empty(1, batch, 40, device=device)
-    g.add(rmsnorm_gemv_bias, w=w2, x=split, norm_w=norm_w, bias=bias, y=normed, BLOCK_N=16, TILE_ROWS=tile_rows[1])
+    eps = 0.5  # large enough that a tile ignoring it would show
+    g.add(rmsnorm_gemv_bias, w=w2, x=split, norm_w=norm_w, bias=bias, y=normed, eps=eps, BLOCK_N=16,
+          TILE_ROWS=tile_rows[1])
     out = torch.empty(1, batch, n, device=device)
     g.add(silu_mul_gemv_residual, w=w3, x=normed, x2=up, residual=split, y=out, BLOCK_N=16, TILE_ROWS=tile_rows[2])
+    # the same RMSNorm as an op of its own, and a GEMV with a bias reading its rows
+    x_norm = torch.empty(1, batch, n, device=device)
+    g.add(rmsnorm, x=split, norm_w=norm_w, out=x_norm, eps=eps)
+    normed2 = torch.empty(1, batch, 40, device=device)
+    g.add(gemv_bias, w=w2, x=x_norm, bias=bias, y=normed2, BLOCK_N=16, TILE_ROWS=tile_rows[1])
     flat = [torch.empty(batch * n, device=device) for _ in range(3)]
     g.add(scale, x=out.view(-1), out=flat[0], alpha=0.3, BLOCK=32)
     g.add(add, x=flat[0], y=out.view(-1), out=flat[1], BLOCK=32)
@@ -156,18 +165,24 @@ def test_find_mismatch_passes_builtin_tasks_in_other_shapes(device, batch, tile_
     assert find_mismatch(g) is None
     assert next_tokens.tolist() == [10, 70] and pos.tolist() == [4, 10]
     assert torch.equal(emb[0], table[[7, 200]])
-    expected = {"out": out.clone(), "normed": normed.clone()}  # the references' results
+    expected = {"out": out.clone(), "normed": normed.clone(), "x_norm": x_norm.clone(), "normed2": normed2.clone()}
+    s = split.sum(0)
+    torch.testing.assert_close(x_norm[0], s * torch.rsqrt(s.pow(2).mean(-1, keepdim=True) + eps) * norm_w)
+    # fused or as two ops, the same values
+    torch.testing.assert_close(normed2, normed, rtol=1e-4, atol=1e-4)
     # plain PyTorch agrees with the references: y = W @ silu(x) * x2 + the two split-K partial sums
     gate = normed.float()
     torch.testing.assert_close(out[0], (gate * torch.sigmoid(gate) * up)[0] @ w3.T + split.sum(0), rtol=1e-4,
                                atol=1e-4)
     # and the MegaKernel computes the same, every tile of every op in one launch
-    for t in (out, normed):
+    for t in (out, normed, x_norm, normed2):
         t.fill_(float("nan"))
     pos.copy_(torch.tensor([3, 9]))
     g.compile("round_robin").run()
     assert_matches(out, expected["out"], rtol=1e-4, atol=1e-4, what="out (MegaKernel)")
     assert_matches(normed, expected["normed"], rtol=1e-4, atol=1e-4, what="normed (MegaKernel)")
+    assert_matches(x_norm, expected["x_norm"], rtol=1e-5, atol=1e-5, what="x_norm (MegaKernel)")
+    assert_matches(normed2, expected["normed2"], rtol=1e-4, atol=1e-4, what="normed2 (MegaKernel)")
 
 
 # ---------------------------------------------------------------------------------------------------------

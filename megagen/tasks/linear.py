@@ -48,18 +48,18 @@ _RMS_VALUES = 4096
 # Fixed-point parts of a residual stream (megagen.tasks.mlp): int64 multiples of 2^-32, exact for sums below 2^31
 FIXED_ONE = tl.constexpr(2.0 ** 32)
 # A batch runs on tensor cores: tl.dot needs at least 16 rows, so the batch is padded to DOT_BATCH (the padding
-# rows are masked, never loaded), and weight blocks are at least DOT_BLOCK_N rows tall (see block_shape).
+# rows are masked, never loaded), and weight blocks are at least DOT_ROWS rows tall (see block_shape).
 DOT_BATCH = 16
-DOT_BLOCK_N = 64
+DOT_ROWS = 64
 
 
-def block_shape(batch: int, BLOCK_N: int, BLOCK_K: int) -> tuple[int, int]:
+def block_shape(batch: int, BLOCK_N: int, BLOCK_K: int, dot_rows: int = DOT_ROWS) -> tuple[int, int]:
     """(rows, columns) of the weight blocks a GEMV tile streams: BLOCK_N x BLOCK_K at batch 1. For a batch
-    the block is at least DOT_BLOCK_N rows and proportionally narrower, so it holds as many weights (as many
-    bytes in flight) while the fp32 x block, [DOT_BATCH, columns], stays small in registers."""
+    the block is at least ``dot_rows`` rows and proportionally narrower, so it holds as many weights (as many
+    bytes in flight) while the x block, [DOT_BATCH, columns], stays small in registers."""
     if batch == 1:
         return BLOCK_N, BLOCK_K
-    rows = max(BLOCK_N, DOT_BLOCK_N)
+    rows = max(BLOCK_N, dot_rows)
     return rows, max(16, BLOCK_N * BLOCK_K // rows)
 
 
@@ -109,7 +109,7 @@ def _accumulate(acc, wk, xk, B_PAD: tl.constexpr, X_IN_W_DTYPE: tl.constexpr):
     elif X_IN_W_DTYPE:
         return tl.dot(wk, tl.trans(xk.to(wk.dtype)), acc)
     else:
-        return tl.dot(wk.to(tl.float32), tl.trans(xk), acc, input_precision="ieee")
+        return tl.dot(wk.to(tl.float32), tl.trans(xk.to(tl.float32)), acc, input_precision="ieee")
 
 
 @triton.jit
@@ -128,13 +128,17 @@ def _from_fixed(ptr, offs, mask):
 def _partial_sum(x, x_fixed, k0, B, K: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr,
                  PARTS: tl.constexpr):
     """x[:, :, k0:k0+BLOCK_K] of x[PARTS, B, K], summed over the parts in fp32 ([BLOCK_K] at batch 1), plus
-    the same columns of the fixed-point part x_fixed [1, B, K] if there is one."""
+    the same columns of the fixed-point part x_fixed [1, B, K] if there is one. A batch's only part comes in
+    its stored dtype."""
     offs, mask = _batch_offsets(k0 + tl.arange(0, BLOCK_K), B, K, B_PAD)
-    acc = tl.load(x + offs, mask=mask, other=0.0).to(tl.float32)
-    for p in tl.static_range(1, PARTS):
-        acc += tl.load(x + p * B * K + offs, mask=mask, other=0.0).to(tl.float32)
-    if x_fixed is not None:
-        acc += _from_fixed(x_fixed, offs, mask)
+    acc = tl.load(x + offs, mask=mask, other=0.0)
+    # a batch's only part stays as stored: a 16-bit block in flight takes half the registers of its fp32 form
+    if B_PAD == 1 or PARTS > 1 or x_fixed is not None:
+        acc = acc.to(tl.float32)
+        for p in tl.static_range(1, PARTS):
+            acc += tl.load(x + p * B * K + offs, mask=mask, other=0.0).to(tl.float32)
+        if x_fixed is not None:
+            acc += _from_fixed(x_fixed, offs, mask)
     return acc
 
 
@@ -183,7 +187,8 @@ def _x_form(xk, extra, x, norm_w, rstd, B_PAD: tl.constexpr, X_MODE: tl.constexp
     if X_MODE == "rmsnorm":
         xk = _round(_round(_round(xk, norm_w) * _per_row(rstd, B_PAD), norm_w) * extra, norm_w)
     elif X_MODE == "silu_mul":
-        xk = _round(_round(xk * tl.sigmoid(xk), x) * extra, x)
+        xk = xk.to(tl.float32)
+        xk = _round(_round(xk * tl.sigmoid(xk), x) * extra.to(tl.float32), x)
     return xk
 
 
@@ -328,16 +333,17 @@ def _box(t, lead_first, last):
     return ((lead_first,) if t.dim() >= 2 else ()) + ((ALL,) if t.dim() == 3 else ()) + (last,)
 
 
-def split_k_blocks(k: int, split: int, batch: int, BLOCK_N: int = 16, BLOCK_K: int = 512) -> tuple[int, int] | None:
+def split_k_blocks(k: int, split: int, batch: int, BLOCK_N: int = 16, BLOCK_K: int = 512,
+                   dot_rows: int = DOT_ROWS) -> tuple[int, int] | None:
     """(block, chunk) columns of a GEMV over K split ``split`` ways: each chunk is whole blocks of at most
     ``block_shape``'s columns. None if K does not split that way."""
-    block = max(16, min(block_shape(batch, BLOCK_N, BLOCK_K)[1], triton.next_power_of_2(cdiv(k, split))))
+    block = max(16, min(block_shape(batch, BLOCK_N, BLOCK_K, dot_rows)[1], triton.next_power_of_2(cdiv(k, split))))
     chunk = cdiv(cdiv(k, split), block) * block
     return (block, chunk) if cdiv(k, chunk) == split else None
 
 
 def linear_plan(w, x, y, x_fixed=None, x2=None, norm_w=None, bias=None, residual=None, residual_fixed=None, zero=None,
-                eps=1e-6, BLOCK_N=32, BLOCK_K=512, TILE_ROWS=None):
+                eps=1e-6, BLOCK_N=32, BLOCK_K=512, TILE_ROWS=None, DOT_ROWS=DOT_ROWS):
     if w.dim() != 2 or not w.is_contiguous():
         raise TaskDefinitionError(f"linear: w must be a contiguous [N, K] matrix, got shape {tuple(w.shape)}")
     n, k = w.shape
@@ -366,12 +372,15 @@ def linear_plan(w, x, y, x_fixed=None, x2=None, norm_w=None, bias=None, residual
     if bias is not None and split > 1:
         raise TaskDefinitionError("linear: a bias with split-K output is not supported; use S = 1")
     b_pad = batch_pad(batch)
-    blocks = split_k_blocks(k, split, batch, BLOCK_N, BLOCK_K)
+    if DOT_ROWS not in (16, 32, 64):
+        raise TaskDefinitionError(f"linear: DOT_ROWS (the least rows of a batch's weight block) must be 16, 32 or "
+                                  f"64, got {DOT_ROWS!r}")
+    blocks = split_k_blocks(k, split, batch, BLOCK_N, BLOCK_K, DOT_ROWS)
     if blocks is None:
         raise TaskDefinitionError(f"linear: K={k} does not split into {split} chunks of whole column blocks; "
                                   "use fewer splits or a smaller BLOCK_K")
     BLOCK_K, chunk = blocks
-    BLOCK_N = block_shape(batch, BLOCK_N, BLOCK_K)[0]
+    BLOCK_N = block_shape(batch, BLOCK_N, BLOCK_K, DOT_ROWS)[0]
     TILE_ROWS = BLOCK_N if TILE_ROWS is None else TILE_ROWS
     if not isinstance(TILE_ROWS, int) or TILE_ROWS < 1:
         raise TaskDefinitionError(f"linear: TILE_ROWS must be a positive int, got {TILE_ROWS!r}")
@@ -422,6 +431,7 @@ def _register(name, inputs, outputs=("y",)):
 gemv = _register("gemv", ("w", "x"))
 rmsnorm_gemv = _register("rmsnorm_gemv", ("w", "x", "norm_w"))
 rmsnorm_gemv_bias = _register("rmsnorm_gemv_bias", ("w", "x", "norm_w", "bias"))
+gemv_bias = _register("gemv_bias", ("w", "x", "bias"))
 gemv_residual = _register("gemv_residual", ("w", "x", "residual"))
 # ... that also clears ``zero`` for an accumulating op after it (megagen.tasks.mlp)
 gemv_residual_zero = _register("gemv_residual_zero", ("w", "x", "residual"), ("y", "zero"))
