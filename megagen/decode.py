@@ -132,6 +132,10 @@ class Tiling:
     norm_phase_min_batch: int = 2
     # A batch's GEMV weight blocks are at least this many rows (16, 32 or 64; linear.block_shape).
     batch_block_rows: int = Lin.DOT_ROWS
+    # The most K splits of the o and down projections where the RMSNorms are ops of their own: then only the norm
+    # tiles read all their partial sums (and the next residual add its rows of them). 8 against 4 at batch 8 on an
+    # H100: Llama-3.2-1B 1.496 -> 1.456 ms a step, Qwen3-0.6B 1.562 -> 1.556 (BENCHMARKS.md).
+    stream_k_splits: int = 8
     # a dense model's MLPs as one phase each at batch 1 on one rank (mlp_tiles); off by default: with its fixed-point
     # sums (bitwise reproducible) Qwen3-0.6B measured 1.148 ms a step against 1.073 unfused (H100, BENCHMARKS.md)
     fuse_mlp: bool = False
@@ -148,7 +152,7 @@ class Tiling:
             raise MegagenError(f"batch_block_rows must be 16, 32 or 64, got {self.batch_block_rows!r}")
 
     def gemv_tiles(self, rows: list[int], k: int, batch: int, itemsize: int, split_k: bool,
-                   align: int | None = None) -> tuple[int, int]:
+                   align: int | None = None, max_splits: int = MAX_K_SPLITS) -> tuple[int, int]:
         """(rows per tile, K splits) for a phase of GEMVs over the same K with these output rows.
 
         Each CTA runs its tiles one after another, so a phase takes its number of waves (tiles over CTAs,
@@ -159,7 +163,7 @@ class Tiling:
         K chunk; tiles that divide it give each consumer tile one group counter to poll instead of a list
         of tiles (a long list measured 5-8 us of polling a phase, BENCHMARKS.md).
         """
-        splits = [s for s in range(1, MAX_K_SPLITS + 1 if split_k else 2)
+        splits = [s for s in range(1, max_splits + 1 if split_k else 2)
                   if s == 1 or self.split_k_blocks(k, s, batch) is not None]
         block_rows = Lin.block_shape(batch, self.block_n, self.block_k, self.batch_block_rows)[0]
 
@@ -222,11 +226,11 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
     def act(*shape, dtype=dt):
         return torch.empty(shape, dtype=dtype, device=dev)
 
-    def gemv_tiling(*weights, split_k=False, align=None):
+    def gemv_tiling(*weights, split_k=False, align=None, max_splits=MAX_K_SPLITS):
         """(rows per tile, K splits) for GEMVs that form one phase (they run side by side)."""
         k = weights[0].shape[1]
         return tiling.gemv_tiles([w.shape[0] for w in weights], k, batch, weights[0].element_size(), split_k,
-                                 align)
+                                 align, max_splits)
 
     def linear(task, w, y, name, rows, **tensors):
         g.input(w)
@@ -238,7 +242,7 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         """A projection added to the residual stream: fused on one rank, through an allreduce across ranks.
         ``tiles``: its (rows per tile, K splits), chosen here when not given."""
         n, k = w.shape
-        rows, split = tiles or gemv_tiling(w, split_k=True)
+        rows, split = tiles or gemv_tiling(w, split_k=True, max_splits=stream_splits)
         if tp == 1:
             return linear(task, w, act(split, batch, n, dtype=torch.float32), name, rows, residual=residual,
                           **tensors)
@@ -298,6 +302,7 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
 
     # the RMSNorms as ops of their own (a fused MLP's fixed-point part, batch 1 only, is read by the fused forms)
     norm_phase = batch >= tiling.norm_phase_min_batch and not fused
+    stream_splits = tiling.stream_k_splits if norm_phase else MAX_K_SPLITS  # of the projections onto the stream
 
     def normed(name, norm):
         """GEMV inputs: the residual stream RMS-normalised by ``norm``, as an op of its own (``norm_phase``) or
@@ -365,7 +370,8 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
             resid = experts_mlp(f"L{i}", layer.experts, post, resid)
             continue
         inter = layer.gate.weight.shape[0]
-        down_rows, down_split = gemv_tiling(layer.down.weight, split_k=True)  # gate/up tiles align to its chunks
+        # gate/up tiles align to its chunks
+        down_rows, down_split = gemv_tiling(layer.down.weight, split_k=True, max_splits=stream_splits)
         _, down_chunk = tiling.split_k_blocks(inter, down_split, batch)
         mlp_rows, _ = gemv_tiling(layer.gate.weight, layer.up.weight, align=down_chunk)
         plain, post = normed(f"L{i}.post_norm", layer.post_norm)

@@ -27,7 +27,8 @@ BUILD_OPTIONS = ("tp", "scheduler", "max_seq_len", "max_batch_size", "world", "a
 # Tokens a row the sampler ranks by default: HuggingFace's default top_k (50) fits
 DEFAULT_MAX_TOP_K = 64
 TILING_OPTIONS = ("block_n", "block_k", "attention_block", "max_attention_splits", "attention_split_keys",
-                  "max_tile_rows", "qkv_split_min_k", "norm_phase_min_batch", "batch_block_rows", "fuse_mlp")
+                  "max_tile_rows", "qkv_split_min_k", "norm_phase_min_batch", "batch_block_rows",
+                  "stream_k_splits", "fuse_mlp")
 # GEMV row block from tp=4 on: 8 rows measured 17% faster than 16 for Qwen3-8B at tp=4 on H200s, and slower
 # at tp=1 and 2 (BENCHMARKS.md, tensor parallelism)
 TP_BLOCK_N = 8
@@ -295,9 +296,10 @@ def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, ma
     builds a kernel for short contexts), ``qkv_split_min_k`` (at batch > 1, q/k/v may split K over a hidden size
     at least this large, the attention adding their partial sums; 2048), ``norm_phase_min_batch`` (from this
     batch on, the RMSNorms before q/k/v, gate/up and the lm_head are ops of their own; 2), ``batch_block_rows``
-    (a batch's GEMV weight blocks are at least this many rows: 16, 32 or 64; 64), ``fuse_mlp`` (a dense MLP as one phase
-    at batch 1 on one rank where one wave of tiles covers it, its down projection's partial sums added as
-    fixed-point atomics; False, measured slower). Other keyword
+    (a batch's GEMV weight blocks are at least this many rows: 16, 32 or 64; 64), ``stream_k_splits`` (the most K
+    splits of the o and down projections where the norms are ops of their own; 8), ``fuse_mlp`` (a dense MLP as
+    one phase at batch 1 on one rank where one wave of tiles covers it, its down projection's partial sums added
+    as fixed-point atomics; False, measured slower). Other keyword
     arguments go to MegaKernel (num_ctas: two per SM, shared
     by the ranks of an emulated world on a GPU; num_warps, profile, ...). Errors are raised before anything
     compiles or any rank starts.

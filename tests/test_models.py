@@ -279,16 +279,19 @@ def _op_names(runner, batch: int) -> set[str]:
 
 def test_rmsnorm_phase_for_a_batch_matches_hf(family):
     """From norm_phase_min_batch on, the RMSNorms before q/k/v, gate/up and the lm_head are ops of their own and
-    the GEMVs read their rows (here also at batch 1, and with 16-row weight blocks for the batch): HF's tokens and
-    logits. By default batch 1 keeps them fused."""
+    the GEMVs read their rows (here also at batch 1, with 16-row weight blocks for the batch and the o and down
+    projections unsplit): HF's tokens and logits. By default batch 1 keeps them fused."""
     model = tiny("tiny-llama")
     runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, max_batch_size=2, num_ctas=16, attention_split_keys=8,
-                           norm_phase_min_batch=1, batch_block_rows=16)
+                           norm_phase_min_batch=1, batch_block_rows=16, stream_k_splits=1)
     norms = {"L0.input_norm", "L0.post_norm", "L1.input_norm", "final_norm"}
     assert norms <= _op_names(runner, 2) and norms <= _op_names(runner, 1)
+    _, default = family("tiny-llama")
+    down = [next(op for op in r.kernel(b).task_graph.ops if op.name == "L0.down_proj").tensors["y"].shape[0]
+            for r, b in ((runner, 2), (default, 2))]
+    assert down[0] == 1 < down[1], f"stream_k_splits=1 leaves the down projection unsplit: {down}"
     check_against_hf(runner, model, prompt(2, 5, seed=6), 4)
     check_against_hf(runner, model, prompt(1, 5, seed=7), 4)
-    _, default = family("tiny-llama")
     assert not norms & _op_names(default, 1) and norms <= _op_names(default, 2)
     with pytest.raises(megagen.MegagenError, match="batch_block_rows must be 16, 32 or 64"):
         megagen.build(model, max_seq_len=MAX_SEQ_LEN, batch_block_rows=24)
@@ -592,6 +595,10 @@ def test_gemv_tiles_fill_whole_waves_and_respect_alignment():
     rows, split = t.gemv_tiles([1024], 2048, 1, 2, split_k=True)
     assert rows >= 16 and split > 1 and split * -(-1024 // rows) <= 264
     assert Tiling(264, max_tile_rows=16).gemv_tiles([151936], 1024, 1, 2, split_k=False)[0] == 16
+    # Llama-3.2-1B's down projection at batch 8 (64-row blocks): 32 row tiles, so K splits fill the CTAs, as many as
+    # allowed
+    assert t.gemv_tiles([2048], 8192, 8, 2, split_k=True, max_splits=4) == (64, 4)
+    assert t.gemv_tiles([2048], 8192, 8, 2, split_k=True, max_splits=8) == (64, 8)
 
 
 def test_mlp_is_fused_where_one_wave_of_tiles_covers_it():
