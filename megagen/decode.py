@@ -238,11 +238,11 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
               DOT_ROWS=tiling.batch_block_rows, **tensors)
         return y
 
-    def residual_linear(task, partial_task, w, name, residual, tiles=None, **tensors):
+    def residual_linear(task, partial_task, w, name, residual, tiles=None, max_splits=MAX_K_SPLITS, **tensors):
         """A projection added to the residual stream: fused on one rank, through an allreduce across ranks.
         ``tiles``: its (rows per tile, K splits), chosen here when not given."""
         n, k = w.shape
-        rows, split = tiles or gemv_tiling(w, split_k=True, max_splits=stream_splits)
+        rows, split = tiles or gemv_tiling(w, split_k=True, max_splits=max_splits)
         if tp == 1:
             return linear(task, w, act(split, batch, n, dtype=torch.float32), name, rows, residual=residual,
                           **tensors)
@@ -302,7 +302,9 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
 
     # the RMSNorms as ops of their own (a fused MLP's fixed-point part, batch 1 only, is read by the fused forms)
     norm_phase = batch >= tiling.norm_phase_min_batch and not fused
-    stream_splits = tiling.stream_k_splits if norm_phase else MAX_K_SPLITS  # of the projections onto the stream
+    # the o and down projections may split K further where only norm ops read all their partial sums: on one rank
+    # (an allreduce reads every part) and before a dense MLP (a sparse one's router and experts fuse the norm)
+    stream_splits = tiling.stream_k_splits if norm_phase and tp == 1 else MAX_K_SPLITS
 
     def normed(name, norm):
         """GEMV inputs: the residual stream RMS-normalised by ``norm``, as an op of its own (``norm_phase``) or
@@ -363,7 +365,8 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
                   **tiling.mlp_tiles(layer.intermediate_size))
             resid, resid_fixed = h, mlp
             continue
-        resid = residual_linear(Lin.gemv_residual, Lin.gemv, a.o.weight, f"L{i}.o_proj", resid, x=attn)
+        resid = residual_linear(Lin.gemv_residual, Lin.gemv, a.o.weight, f"L{i}.o_proj", resid, x=attn,
+                                max_splits=stream_splits if layer.experts is None else MAX_K_SPLITS)
 
         if layer.experts is not None:
             post = dict(x=resid, norm_w=layer.post_norm.weight, eps=layer.post_norm.eps)

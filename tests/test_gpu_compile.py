@@ -153,6 +153,7 @@ SPILL_SCRIPT = textwrap.dedent('''
 ''')
 # The batch-8 MegaKernel of that layer spilled 300 bytes a thread (ptxas, sm_90a) on 2026-11-23; a next-token pick
 # that took all rows at once made it 564, and Llama-3.2-1B's batch-8 step 13% slower on an H100 (BENCHMARKS.md).
+# On 2026-11-25: 32 bytes with the RMSNorms as ops of their own, 172 with the o and down projections split 8 ways.
 # Every task's code shares the one kernel's registers, so any task can do this.
 SPILL_BUDGET = 400
 

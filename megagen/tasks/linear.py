@@ -166,7 +166,8 @@ def _rms_inverse(x, x_fixed, norm_w, B, EPS: tl.constexpr, K: tl.constexpr, RMS_
 @triton.jit
 def _x_load(x, x_fixed, x2, norm_w, k0, B, K: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr,
             PARTS: tl.constexpr, X_MODE: tl.constexpr):
-    """The loads behind GEMV input columns k0:k0+BLOCK_K, in fp32: x and, by X_MODE, the norm weights or x2.
+    """The loads behind GEMV input columns k0:k0+BLOCK_K: x and, by X_MODE, the norm weights or x2 (in fp32, but
+    a batch's only part of x or x2 as stored: ``_x_form`` or the product converts it).
 
     Issued one block ahead of their use (``_x_form``), so their L2 round trip overlaps a block's
     products instead of stalling each one.
