@@ -106,6 +106,8 @@ TASK_OVERHEAD_BYTES = 32 * 1024
 # the residual stream's readers, and their forms that also read a fused MLP's fixed-point part of it
 FIXED_READERS = {Lin.rmsnorm_gemv: Lin.rmsnorm_gemv_fixed, Lin.rmsnorm_gemv_bias: Lin.rmsnorm_gemv_bias_fixed,
                  Lin.gemv_residual_zero: Lin.gemv_residual_zero_fixed}
+# the stream's norm-fusing readers, and the GEMVs that read a norm op's rows instead (Tiling.norm_phase_min_batch)
+NORMED_READERS = {Lin.rmsnorm_gemv: Lin.gemv, Lin.rmsnorm_gemv_bias: Lin.gemv_bias}
 MAX_K_SPLITS = 4  # every consumer of a split-K output reads all its partial sums
 MLP_TILE_ROWS = 16  # intermediate rows a fused MLP tile takes
 
@@ -307,31 +309,30 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
     stream_splits = tiling.stream_k_splits if norm_phase and tp == 1 else MAX_K_SPLITS
 
     def normed(name, norm):
-        """GEMV inputs: the residual stream RMS-normalised by ``norm``, as an op of its own (``norm_phase``) or
-        fused into the GEMV (``plain`` reads the normalised rows instead)."""
+        """GEMVs of the residual stream RMS-normalised by ``norm``: a function from a norm-fusing GEMV task to the
+        task to add and its inputs, the norm fused in or, where it is an op of its own (``norm_phase``, added
+        here), the plain GEMV reading its rows."""
         if not norm_phase:
-            return False, stream(norm_w=norm.weight, eps=norm.eps)
+            inputs = stream(norm_w=norm.weight, eps=norm.eps)
+            return lambda task: (stream_reader(task), inputs)
         out = act(1, batch, hidden, dtype=norm.weight.dtype)
         g.add(Norm.rmsnorm, name=name, x=resid, norm_w=norm.weight, out=out, eps=norm.eps)
-        return True, dict(x=out)
+        return lambda task: (NORMED_READERS[task], dict(x=out))
 
     for i, layer in enumerate(decoder.layers):
         a = layer.attn
         g.input(layer.input_norm.weight, layer.post_norm.weight)
-        plain, norm = normed(f"L{i}.input_norm", layer.input_norm)
+        reader = normed(f"L{i}.input_norm", layer.input_norm)
         proj = {}
         # the attention sums q/k/v's split-K partial sums itself (a split-K GEMV takes no bias)
         split_qkv = batch > 1 and hidden >= tiling.qkv_split_min_k and all(p.bias is None for p in (a.q, a.k, a.v))
         qkv_rows, qkv_split = gemv_tiling(a.q.weight, a.k.weight, a.v.weight, split_k=split_qkv)
         for name, lin, heads in (("q", a.q, a.heads), ("k", a.k, a.kv_heads), ("v", a.v, a.kv_heads)):
             y = act(qkv_split, batch, heads * a.head_dim, dtype=dt if qkv_split == 1 else torch.float32)
-            if lin.bias is not None:
-                g.input(lin.bias)
-                task = Lin.gemv_bias if plain else stream_reader(Lin.rmsnorm_gemv_bias)
-                proj[name] = linear(task, lin.weight, y, f"L{i}.{name}_proj", qkv_rows, bias=lin.bias, **norm)
-            else:
-                task = Lin.gemv if plain else stream_reader(Lin.rmsnorm_gemv)
-                proj[name] = linear(task, lin.weight, y, f"L{i}.{name}_proj", qkv_rows, **norm)
+            bias = {} if lin.bias is None else {"bias": lin.bias}
+            g.input(*bias.values())
+            task, inputs = reader(Lin.rmsnorm_gemv_bias if bias else Lin.rmsnorm_gemv)
+            proj[name] = linear(task, lin.weight, y, f"L{i}.{name}_proj", qkv_rows, **bias, **inputs)
 
         max_keys = min(state.k_cache[i].shape[2], a.window or state.k_cache[i].shape[2])
         splits = tiling.attention_splits(batch, a.kv_heads, max_keys)
@@ -377,8 +378,7 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         down_rows, down_split = gemv_tiling(layer.down.weight, split_k=True, max_splits=stream_splits)
         _, down_chunk = tiling.split_k_blocks(inter, down_split, batch)
         mlp_rows, _ = gemv_tiling(layer.gate.weight, layer.up.weight, align=down_chunk)
-        plain, post = normed(f"L{i}.post_norm", layer.post_norm)
-        task = Lin.gemv if plain else Lin.rmsnorm_gemv
+        task, post = normed(f"L{i}.post_norm", layer.post_norm)(Lin.rmsnorm_gemv)
         gate = linear(task, layer.gate.weight, act(1, batch, inter), f"L{i}.gate_proj", mlp_rows, **post)
         up = linear(task, layer.up.weight, act(1, batch, inter), f"L{i}.up_proj", mlp_rows, **post)
         resid = residual_linear(Lin.silu_mul_gemv_residual, Lin.silu_mul_gemv, layer.down.weight, f"L{i}.down_proj",
@@ -392,9 +392,8 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         block, blocks = M.sample_blocks(vocab, max_top_k)
         logits = world.symmetric(rank, (1, batch, vocab), dt)  # the pick reads every rank's for large ties
     # lm_head tiles align to the blocks of the next phase
-    plain, final = normed("final_norm", decoder.final_norm)
-    linear(Lin.gemv if plain else stream_reader(Lin.rmsnorm_gemv), decoder.lm_head, logits, "lm_head",
-           gemv_tiling(decoder.lm_head, align=block)[0], **final)
+    task, final = normed("final_norm", decoder.final_norm)(Lin.rmsnorm_gemv)
+    linear(task, decoder.lm_head, logits, "lm_head", gemv_tiling(decoder.lm_head, align=block)[0], **final)
     value = world.symmetric(rank, (batch, blocks), torch.float32)  # every rank's best per block, read by all
     index = world.symmetric(rank, (batch, blocks), torch.int64)
     if max_top_k is None:
