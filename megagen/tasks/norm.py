@@ -13,7 +13,7 @@ import triton.language as tl
 
 from megagen.errors import TaskDefinitionError
 from megagen.tasks.base import ALL, TilePlan, register_task, tile_arange
-from megagen.tasks.linear import _partial_sum, _round
+from megagen.tasks.linear import _partial_sum, _parts, _round
 
 # A row is held in registers whole: up to this many fp32 values (128 a thread at 4 warps).
 MAX_K = 16384
@@ -33,8 +33,7 @@ def rmsnorm_tile(x, norm_w, out, tile, B, K: tl.constexpr, BLOCK: tl.constexpr, 
 
 
 def rmsnorm_reference(x, norm_w, out, tile, B, K, PARTS, EPS):
-    xs = x.view(PARTS, B, K)[:, tile].float()
-    xs = sum(xs.unbind(0)[1:], xs[0]).to(norm_w.dtype).float()
+    xs = _parts(x, PARTS, B)[tile].to(norm_w.dtype).float()
     rstd = torch.rsqrt((xs * xs).sum() / K + EPS)
     y = (xs * rstd).to(norm_w.dtype).float() * norm_w.float()
     out.view(B, K)[tile] = y.to(norm_w.dtype).to(out.dtype)
