@@ -3,16 +3,22 @@
 ``build_kernel`` schedules the tile DAG, checks the schedule in simulation,
 encodes the scoreboard and the argument table, renders the source and loads it.
 ``MegaKernel`` puts the result on a device; ``compile_ptx`` compiles it for a
-CUDA target on any machine (Triton ships ptxas), so CI checks the GPU code path.
+CUDA target on any machine (Triton ships ptxas), so CI checks the GPU code path;
+``compile_op_ptx`` does the same for one op's own kernel (the op-by-op baseline's),
+and ``ptxas_usage`` reads registers and spills from PTX with Triton's ptxas.
 """
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
+import subprocess
+import tempfile
 
 import numpy as np
 import triton
 
-from megagen.codegen import Variant, load_module, render_megakernel, variants_of
+from megagen.codegen import Variant, load_module, render_megakernel, render_standalone, variants_of
 from megagen.errors import MegagenError
 from megagen.graph import TaskGraph
 from megagen.graph.dependencies import TileDAG
@@ -149,3 +155,35 @@ def compile_ptx(build: KernelBuild, *, num_warps: int = 4, arch: int = 90, scope
     src = triton.compiler.ASTSource(fn=build.module.megakernel, signature=signature, constexprs=constexprs)
     kernel = triton.compile(src, target=GPUTarget("cuda", arch, 32), options=dict(num_warps=num_warps))
     return kernel.asm["ptx"]
+
+
+def compile_op_ptx(variant: Variant, *, num_warps: int = 4, arch: int = 90, pdl: bool = True) -> str:
+    """Compile one variant's standalone kernel (one tile a program, as ``runtime.OpLaunches`` launches an op) for
+    CUDA compute capability ``arch``, with programmatic dependent launch; returns the PTX. Needs Triton's JIT."""
+    import torch
+    from triton.backends.compiler import GPUTarget
+    module, _ = load_module(render_standalone(variant), [variant], f"standalone_{variant.task.name}")
+    pointer = {torch.bfloat16: "*bf16", torch.float16: "*fp16", torch.float32: "*fp32", torch.int64: "*i64",
+               torch.int32: "*i32"}
+    signature = {n: "*i64" if n in variant.peers else pointer[d] for n, d in variant.tensor_dtypes.items()}
+    signature.update({n: "fp32" if is_float else "i32" for n, is_float in variant.scalars})
+    signature["PDL"] = "constexpr"
+    src = triton.compiler.ASTSource(fn=module.standalone, signature=signature, constexprs={"PDL": pdl})
+    return triton.compile(src, target=GPUTarget("cuda", arch, 32), options=dict(num_warps=num_warps)).asm["ptx"]
+
+
+def ptxas_usage(ptx: str, gpu: str = "sm_90a") -> dict:
+    """Registers a thread, and bytes of spill stores and loads a thread, that Triton's bundled ptxas reports for
+    the PTX's kernel. Every task of a MegaKernel shares its registers: 255 a thread leave room for two CTAs of
+    four warps an SM, and a task that needs more makes the whole kernel spill."""
+    ptxas = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "kernel.ptx")
+        with open(path, "w") as f:
+            f.write(ptx)
+        r = subprocess.run([ptxas, "-v", "--gpu-name", gpu, path, "-o", os.devnull], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise MegagenError(f"ptxas failed on the kernel's PTX:\n{r.stderr[-2000:]}")
+    regs = re.search(r"Used ([0-9]+) registers", r.stderr)
+    spills = re.search(r"([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads", r.stderr)
+    return {"registers": int(regs.group(1)), "spill_stores": int(spills.group(1)), "spill_loads": int(spills.group(2))}

@@ -7,6 +7,7 @@ The interpreter never runs the persistent drivers (it runs the interleaved ones)
 without this check a GPU-only compile error would first show on a GPU. The compile
 runs in a subprocess because this process has Triton's interpreter switched on.
 """
+import json
 import os
 import subprocess
 import sys
@@ -52,8 +53,13 @@ def _run(script_text: str, tmp_path) -> str:
     wherever the package is installed from; returns its stdout."""
     script = tmp_path / "ptx_check.py"
     script.write_text(script_text)
+    return _python([str(script)])
+
+
+def _python(args: list[str]) -> str:
+    """``python args`` on this checkout's megagen; its stdout."""
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=900,
+    r = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=900,
                        env={**os.environ, "PYTHONPATH": path})
     if r.returncode != 0 and "ptxas" in r.stderr and "not found" in r.stderr.lower():
         pytest.skip("this Triton build has no ptxas")
@@ -87,18 +93,11 @@ DECODE_SCRIPT = textwrap.dedent('''
         print(preset, "ok", len(ptx))
 
     # the op-by-op baseline's kernels, with programmatic dependent launch
-    from megagen.codegen import load_module, render_standalone, variants_of
-    import triton
-    from triton.backends.compiler import GPUTarget
+    from megagen.codegen import variants_of
+    from megagen.compiler import compile_op_ptx
     variants, _ = variants_of(graph)
-    pointer = {torch.bfloat16: "*bf16", torch.float32: "*fp32", torch.int64: "*i64"}
     for v in variants:
-        module, _ = load_module(render_standalone(v), [v], "standalone_ptx_check")
-        signature = {n: "*i64" if n in v.peers else pointer[d] for n, d in v.tensor_dtypes.items()}
-        signature.update({n: "fp32" if is_float else "i32" for n, is_float in v.scalars})
-        signature["PDL"] = "constexpr"
-        src = triton.compiler.ASTSource(fn=module.standalone, signature=signature, constexprs={"PDL": True})
-        ptx = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=dict(num_warps=4)).asm["ptx"]
+        ptx = compile_op_ptx(v)
         assert "griddepcontrol.wait" in ptx and "griddepcontrol.launch_dependents" in ptx, v.summary
     print("standalone ok", len(variants))
 
@@ -130,27 +129,6 @@ def test_decode_megakernel_compiles_for_sm90(tmp_path):
     assert _run(DECODE_SCRIPT, tmp_path).count(" ok ") == 7
 
 
-SPILL_SCRIPT = textwrap.dedent('''
-    import os, re, subprocess, sys, tempfile
-    os.environ["TRITON_INTERPRET"] = "0"
-    import torch, triton
-    from megagen import models
-    from megagen.compiler import build_kernel, compile_ptx
-    from megagen.decode import DecodeState, Tiling, decode_graph
-    from megagen.trace import trace
-
-    # one layer of Llama-3.2-1B's shapes (its real vocabulary), batch 8, as megagen.build tiles it for an H100
-    shape = dict(hidden_size=2048, intermediate_size=8192, num_attention_heads=32, num_key_value_heads=8,
-                 head_dim=64, num_hidden_layers=1, vocab_size=128256)
-    decoder = trace(models.random_model("tiny-llama", dtype=torch.bfloat16, **shape))
-    graph = decode_graph(decoder, DecodeState.allocate(decoder, 8, 64), 8, Tiling(264))
-    ptx = compile_ptx(build_kernel(graph, "round_robin", num_ctas=264, interleaved=False), num_warps=4)
-    with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
-        f.write(ptx)
-    ptxas = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
-    r = subprocess.run([ptxas, "-v", "--gpu-name", "sm_90a", f.name, "-o", os.devnull], capture_output=True, text=True)
-    print("spill stores", re.search(r"([0-9]+) bytes spill stores", r.stderr).group(1))
-''')
 # The batch-8 MegaKernel of that layer spilled 300 bytes a thread (ptxas, sm_90a) on 2026-11-23; a next-token pick
 # that took all rows at once made it 564, and Llama-3.2-1B's batch-8 step 13% slower on an H100 (BENCHMARKS.md).
 # On 2026-11-25: 32 bytes with the RMSNorms as ops of their own, 172 with the o and down projections split 8 ways.
@@ -158,8 +136,11 @@ SPILL_SCRIPT = textwrap.dedent('''
 SPILL_BUDGET = 400
 
 
-def test_batch8_decode_megakernel_stays_within_its_spill_budget(tmp_path):
-    out = _run(SPILL_SCRIPT, tmp_path)
-    spills = int(out.split("spill stores")[1])
+def test_batch8_decode_megakernel_stays_within_its_spill_budget():
+    # one layer of Llama-3.2-1B's shapes (its real vocabulary), batch 8, as megagen bench builds it for an H100
+    report = json.loads(_python([str(ROOT / "benchmarks" / "ptxas_report.py"), "--preset", "Llama-3.2-1B",
+                                 "--batch", "8", "--json"]))
+    assert (report["batch"], report["ctas"]) == (8, 264) and 0 < report["megakernel"]["registers"] <= 255
+    spills = report["megakernel"]["spill_stores"]
     assert spills <= SPILL_BUDGET, (f"the batch-8 decode MegaKernel spills {spills} bytes a thread (budget "
                                     f"{SPILL_BUDGET}): a task's registers crowd the others'; see BENCHMARKS.md")

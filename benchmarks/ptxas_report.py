@@ -1,0 +1,77 @@
+"""Registers and spills of a decode MegaKernel for an H100 (sm_90a), on any machine: no GPU needed.
+
+    python benchmarks/ptxas_report.py --preset Llama-3.2-1B [--layers 1] [--batch 8] [--context 512]
+        [--sample 64] [--option batch_block_rows=32 ...] [--ops] [--ctas 264]
+
+Every task of a MegaKernel shares its registers, so a task that needs more than the others leave makes the
+whole kernel spill, and every phase of a step slower (BENCHMARKS.md: a pick that took all batch rows at once
+cost Llama-3.2-1B 13% at batch 8). This compiles the decode step of a preset's first ``--layers`` layers (real
+shapes, real vocabulary, random bf16 weights) as ``megagen bench`` builds it (a cache of ``--context`` + 16
+slots) and tiles it for ``--ctas`` CTAs (264: two an SM of an H100), with Triton's bundled ptxas, and prints the kernel's registers and spill bytes a thread.
+``--ops`` also compiles each op's own kernel, as the op-by-op PDL baseline launches it, and lists what every task
+needs on its own. ``--sample K`` builds the sampling step (top-k up to K) instead of the greedy one.
+"""
+import argparse
+import json
+import os
+
+os.environ["TRITON_INTERPRET"] = "0"  # Triton's compiler, not its interpreter
+
+import torch  # noqa: E402
+
+from megagen import models  # noqa: E402
+from megagen.bench import build_options  # noqa: E402
+from megagen.codegen import variants_of  # noqa: E402
+from megagen.compiler import build_kernel, compile_op_ptx, compile_ptx, ptxas_usage  # noqa: E402
+from megagen.decode import DecodeState, Tiling, decode_graph  # noqa: E402
+from megagen.errors import MegagenError  # noqa: E402
+from megagen.runner import TILING_OPTIONS  # noqa: E402
+from megagen.trace import trace  # noqa: E402
+
+
+def report(preset: str, layers: int, batch: int, context: int, options: dict, sample: int | None, ctas: int,
+           ops: bool) -> dict:
+    unknown = sorted(set(options) - set(TILING_OPTIONS))
+    if unknown:
+        raise MegagenError(f"ptxas_report takes tiling options only ({', '.join(TILING_OPTIONS)}); got {unknown}")
+    decoder = trace(models.random_model(preset, dtype=torch.bfloat16, num_hidden_layers=layers))
+    graph = decode_graph(decoder, DecodeState.allocate(decoder, batch, context + 16), batch, Tiling(ctas, **options),
+                         max_top_k=sample)
+    build = build_kernel(graph, "round_robin", num_ctas=ctas, interleaved=False)
+    result = {"preset": preset, "layers": layers, "batch": batch, "context": context, "options": options,
+              "sample": sample, "ctas": ctas, "megakernel": ptxas_usage(compile_ptx(build, num_warps=4))}
+    if ops:
+        variants, op_variant = variants_of(graph)
+        result["ops"] = [{"task": v.task.name, "ops": [op.name for op in graph.ops if op_variant[op.index] == v.id],
+                          **ptxas_usage(compile_op_ptx(v))} for v in variants]
+    return result
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--preset", required=True, help="a preset of models/presets.py, e.g. Qwen3-0.6B")
+    ap.add_argument("--layers", type=int, default=1, help="keep the preset's first N layers (default 1)")
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--context", type=int, default=512, help="the cache holds this many tokens and 16 more")
+    ap.add_argument("--sample", type=int, default=None, metavar="K",
+                    help="the sampling step, ranking up to K tokens a row (a power of two), not the greedy one")
+    ap.add_argument("--option", action="append", default=[], help="a tiling option, e.g. batch_block_rows=32")
+    ap.add_argument("--ctas", type=int, default=264, help="CTAs the phases are tiled for (264: an H100)")
+    ap.add_argument("--ops", action="store_true", help="also each op's own kernel (the PDL baseline's)")
+    ap.add_argument("--json", action="store_true", help="print the result as JSON")
+    args = ap.parse_args()
+    r = report(args.preset, args.layers, args.batch, args.context, build_options(args.option), args.sample, args.ctas, args.ops)
+    if args.json:
+        print(json.dumps(r, indent=1))
+        return
+    mk = r["megakernel"]
+    print(f"{args.preset}, {args.layers} layer(s), batch {args.batch}, {'sampling' if args.sample else 'greedy'}, "
+          f"options {r['options']}, {args.ctas} CTAs, sm_90a: the MegaKernel uses {mk['registers']} registers a "
+          f"thread, {mk['spill_stores']} bytes of spill stores and {mk['spill_loads']} of spill loads")
+    for o in r.get("ops", []):
+        names = ", ".join(o["ops"][:3]) + (f" (+{len(o['ops']) - 3})" if len(o["ops"]) > 3 else "")
+        print(f"  {o['task']:28s} {o['registers']:4d} registers, {o['spill_stores']:4d} bytes spilled  {names}")
+
+
+if __name__ == "__main__":
+    main()
