@@ -7,9 +7,10 @@ Every task of a MegaKernel shares its registers, so a task that needs more than 
 whole kernel spill, and every phase of a step slower (BENCHMARKS.md: a pick that took all batch rows at once
 cost Llama-3.2-1B 13% at batch 8). This compiles the decode step of a preset's first ``--layers`` layers (real
 shapes, real vocabulary, random bf16 weights) as ``megagen bench`` builds it (a cache of ``--context`` + 16
-slots) and tiles it for ``--ctas`` CTAs (264: two an SM of an H100), with Triton's bundled ptxas, and prints the kernel's registers and spill bytes a thread.
-``--ops`` also compiles each op's own kernel, as the op-by-op PDL baseline launches it, and lists what every task
-needs on its own. ``--sample K`` builds the sampling step (top-k up to K) instead of the greedy one.
+slots), tiled for ``--ctas`` CTAs (264: two an SM of an H100), with Triton's bundled ptxas, and prints the
+kernel's registers and spill bytes a thread. ``--ops`` also compiles each op's own kernel, as the op-by-op PDL
+baseline launches it, and lists what every task needs on its own. ``--sample K`` builds the sampling step (top-k
+up to K) instead of the greedy one.
 """
 import argparse
 import json
@@ -60,7 +61,8 @@ def main():
     ap.add_argument("--ops", action="store_true", help="also each op's own kernel (the PDL baseline's)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     args = ap.parse_args()
-    r = report(args.preset, args.layers, args.batch, args.context, build_options(args.option), args.sample, args.ctas, args.ops)
+    r = report(args.preset, args.layers, args.batch, args.context, build_options(args.option), args.sample,
+               args.ctas, args.ops)
     if args.json:
         print(json.dumps(r, indent=1))
         return

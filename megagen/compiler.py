@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 
 import numpy as np
+import torch
 import triton
 
 from megagen.codegen import Variant, load_module, render_megakernel, render_standalone, variants_of
@@ -160,7 +161,6 @@ def compile_ptx(build: KernelBuild, *, num_warps: int = 4, arch: int = 90, scope
 def compile_op_ptx(variant: Variant, *, num_warps: int = 4, arch: int = 90, pdl: bool = True) -> str:
     """Compile one variant's standalone kernel (one tile a program, as ``runtime.OpLaunches`` launches an op) for
     CUDA compute capability ``arch``, with programmatic dependent launch; returns the PTX. Needs Triton's JIT."""
-    import torch
     from triton.backends.compiler import GPUTarget
     module, _ = load_module(render_standalone(variant), [variant], f"standalone_{variant.task.name}")
     pointer = {torch.bfloat16: "*bf16", torch.float16: "*fp16", torch.float32: "*fp32", torch.int64: "*i64",
