@@ -33,8 +33,8 @@ argmax covers its slice of the vocabulary and the next token is picked across ra
 
 The residual stream is fp32 and travels as split-K partial sums ([S, B, hidden]), so a
 projection with too few output rows to fill the GPU splits along K without an extra
-reduction phase. At the end: the final RMSNorm fused into lm_head, a two-stage argmax (or,
-sampling, a two-stage draw: ``megagen.tasks.multinomial``), and the next token and position
+reduction phase. At the end: the final RMSNorm fused into lm_head, a two-stage argmax (a block for each
+lm_head tile; or, sampling, a two-stage draw: ``megagen.tasks.multinomial``), and the next token and position
 written on the device, so the next launch needs nothing from the host. Every intermediate
 has its own buffer: no write-after-read hazards between layers, and every intermediate can
 be compared with the reference executor.
@@ -110,6 +110,7 @@ FIXED_READERS = {Lin.rmsnorm_gemv: Lin.rmsnorm_gemv_fixed, Lin.rmsnorm_gemv_bias
 NORMED_READERS = {Lin.rmsnorm_gemv: Lin.gemv, Lin.rmsnorm_gemv_bias: Lin.gemv_bias}
 MAX_K_SPLITS = 4  # every consumer of a split-K output reads all its partial sums
 MLP_TILE_ROWS = 16  # intermediate rows a fused MLP tile takes
+ARGMAX_ROWS = 4096  # logits an argmax tile takes at batch > 1 (lm_head_tiling)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,7 +155,8 @@ class Tiling:
             raise MegagenError(f"batch_block_rows must be 16, 32 or 64, got {self.batch_block_rows!r}")
 
     def gemv_tiles(self, rows: list[int], k: int, batch: int, itemsize: int, split_k: bool,
-                   align: int | None = None, max_splits: int = MAX_K_SPLITS) -> tuple[int, int]:
+                   align: int | None = None, max_splits: int = MAX_K_SPLITS,
+                   max_rows: int | None = None) -> tuple[int, int]:
         """(rows per tile, K splits) for a phase of GEMVs over the same K with these output rows.
 
         Each CTA runs its tiles one after another, so a phase takes its number of waves (tiles over CTAs,
@@ -163,7 +165,8 @@ class Tiling:
         where the output may be split-K partial sums, splits into whole K blocks. A tile of fewer rows than
         a block still waits on whole block loads, so it is costed as one block. ``align``: the consumer's
         K chunk; tiles that divide it give each consumer tile one group counter to poll instead of a list
-        of tiles (a long list measured 5-8 us of polling a phase, BENCHMARKS.md).
+        of tiles (a long list measured 5-8 us of polling a phase, BENCHMARKS.md). ``max_rows``: the tallest tile
+        (``max_tile_rows`` unless given).
         """
         splits = [s for s in range(1, max_splits + 1 if split_k else 2)
                   if s == 1 or self.split_k_blocks(k, s, batch) is not None]
@@ -173,7 +176,8 @@ class Tiling:
             tiles = split * sum(cdiv(n, tile_rows) for n in rows)
             streamed = max(tile_rows, block_rows) * cdiv(k, split) * itemsize
             return cdiv(tiles, self.num_ctas) * (streamed + TASK_OVERHEAD_BYTES)
-        heights = sorted({self.max_tile_rows, *range(4, self.max_tile_rows + 1, 4)})
+        top = max_rows or self.max_tile_rows
+        heights = sorted({top, *range(4, top + 1, 4)})
         aligned = [r for r in heights if align is None or align % r == 0]
         candidates = [(r, s) for s in splits for r in aligned or heights]
         return min(candidates, key=lambda rs: (cost(*rs), rs[1], -rs[0]))
@@ -233,6 +237,22 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         k = weights[0].shape[1]
         return tiling.gemv_tiles([w.shape[0] for w in weights], k, batch, weights[0].element_size(), split_k,
                                  align, max_splits)
+
+    def lm_head_tiling(vocab):
+        """(rows per lm_head tile, logits per argmax tile) of greedy decoding. At batch 1 one wave of lm_head tiles,
+        each followed by an argmax tile of its rows (Qwen3-0.6B on an H100: 1.070 -> 1.057 ms a step,
+        BENCHMARKS.md), where tiles of at most max_tile_rows ran waves with a tile boundary (a drained load pipeline)
+        each; in whole weight blocks, as a tile's masked last block takes a loop step as long as a full one. A
+        batch's tiles are bound by their loop steps, which waves do not change, and an argmax tile per lm_head tile
+        and batch row measured slower at batch 8 (Llama-3.2-1B 1.448 -> 1.463 ms): there argmax tiles take 4096
+        logits and the lm_head tiles divide them."""
+        if batch > 1:
+            block = min(ARGMAX_ROWS, triton.next_power_of_2(vocab))
+            return gemv_tiling(decoder.lm_head, align=block)[0], block
+        rows = tiling.gemv_tiles([vocab], decoder.lm_head.shape[1], batch, decoder.lm_head.element_size(), False,
+                                 max_rows=max(tiling.max_tile_rows, cdiv(vocab, tiling.num_ctas)))[0]
+        rows = min(cdiv(rows, tiling.block_n) * tiling.block_n, S.MAX_ARGMAX_ROWS)
+        return rows, rows
 
     def linear(task, w, y, name, rows, **tensors):
         g.input(w)
@@ -385,22 +405,22 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
                                 resid, (down_rows, down_split), x=gate, x2=up)
 
     vocab = decoder.lm_head.shape[0]  # this rank's slice of the vocabulary
-    if max_top_k is None:
-        block, blocks = S.argmax_blocks(vocab)
-        logits = act(1, batch, vocab)
-    else:
-        block, blocks = M.sample_blocks(vocab, max_top_k)
-        logits = world.symmetric(rank, (1, batch, vocab), dt)  # the pick reads every rank's for large ties
-    # lm_head tiles align to the blocks of the next phase
     task, final = normed("final_norm", decoder.final_norm)(Lin.rmsnorm_gemv)
+    if max_top_k is None:
+        rows, block = lm_head_tiling(vocab)
+        logits = linear(task, decoder.lm_head, act(1, batch, vocab), "lm_head", rows, **final)
+        value = world.symmetric(rank, (batch, cdiv(vocab, block)), torch.float32)  # every rank's best per block,
+        index = world.symmetric(rank, (batch, cdiv(vocab, block)), torch.int64)  # read by every rank's pick
+        g.add(S.argmax_partial, name="argmax", logits=logits, value=value, index=index, offset=decoder.vocab_offset,
+              valid=decoder.vocab_valid, ROWS=block)
+        g.add(S.greedy_pick, name="next_token", value=value, index=index, tokens=state.tokens, pos=state.pos)
+        return g
+    block, blocks = M.sample_blocks(vocab, max_top_k)
+    logits = world.symmetric(rank, (1, batch, vocab), dt)  # the pick reads every rank's for large ties
+    # lm_head tiles align to the blocks of the next phase
     linear(task, decoder.lm_head, logits, "lm_head", gemv_tiling(decoder.lm_head, align=block)[0], **final)
     value = world.symmetric(rank, (batch, blocks), torch.float32)  # every rank's best per block, read by all
     index = world.symmetric(rank, (batch, blocks), torch.int64)
-    if max_top_k is None:
-        g.add(S.argmax_partial, name="argmax", logits=logits, value=value, index=index, offset=decoder.vocab_offset,
-              valid=decoder.vocab_valid)
-        g.add(S.greedy_pick, name="next_token", value=value, index=index, tokens=state.tokens, pos=state.pos)
-        return g
     settings = dict(seed=state.seed, temperature=state.temperature, top_k=state.top_k)
     g.input(*settings.values(), state.top_p)
     cand = world.symmetric(rank, (batch, blocks, max_top_k), torch.int64)  # every rank's candidates, read by all

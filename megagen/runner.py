@@ -289,7 +289,8 @@ def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, ma
     ``scheduler``: "round_robin" (default), "zigzag", "work_queue" or a Scheduler. ``max_seq_len``:
     KV-cache length (default: the model's max_position_embeddings, at most 4096). Tiling options:
     ``block_n`` / ``block_k`` (GEMV tiles: 16 rows, 8 from tp=4 on; 512 columns), ``max_tile_rows`` (a
-    projection's rows per tile are chosen to fill whole waves of CTAs, up to this many; 128), ``attention_block``
+    projection's rows per tile are chosen to fill whole waves of CTAs, up to this many, or at batch 1 as many as
+    one wave of lm_head tiles needs; 128), ``attention_block``
     (positions per attention step),
     ``max_attention_splits`` and ``attention_split_keys`` (each (row, KV head)'s cache is split over up to
     that many tiles, each taking at least this many of max_seq_len's keys: 32 and 64, so a smaller max_seq_len

@@ -1,4 +1,5 @@
-"""The README's examples run as written, the demo runs, and dependency derivation stays fast."""
+"""The README's examples run as written, the demo runs, dependency derivation stays fast, and the A/B tool reads its
+variants."""
 import re
 import runpy
 import subprocess
@@ -6,6 +7,8 @@ import sys
 import time
 from ast import literal_eval
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -62,3 +65,16 @@ def test_dependency_derivation_20k_tiles_is_fast():
     assert dag.num_tasks > 19_000
     # the issue's budget is 2 s on the 2-core machine; leave headroom for a loaded CI box
     assert elapsed < 4.0
+
+
+def test_ab_tool_reads_variants_and_refuses_bad_ones(tmp_path):
+    """benchmarks/ab.py's variants: a name, another tree's megagen/, build options as Python literals."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from ab import parse_variant
+    assert parse_variant("new") == ("new", None, {})
+    assert parse_variant(f"old={ROOT}:max_tile_rows=64,scheduler=zigzag,fuse_mlp=True") == (
+        "old", str(ROOT), {"max_tile_rows": 64, "scheduler": "zigzag", "fuse_mlp": True})
+    with pytest.raises(SystemExit, match="holds no megagen/ package"):
+        parse_variant(f"old={tmp_path}")
+    with pytest.raises(SystemExit, match="must be an identifier"):
+        parse_variant("not-a-name:num_warps=8")

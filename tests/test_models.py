@@ -595,10 +595,35 @@ def test_gemv_tiles_fill_whole_waves_and_respect_alignment():
     rows, split = t.gemv_tiles([1024], 2048, 1, 2, split_k=True)
     assert rows >= 16 and split > 1 and split * -(-1024 // rows) <= 264
     assert Tiling(264, max_tile_rows=16).gemv_tiles([151936], 1024, 1, 2, split_k=False)[0] == 16
+    # the lm_head of greedy decoding may take taller tiles: Qwen3-0.6B's in one wave
+    assert t.gemv_tiles([151936], 1024, 1, 2, split_k=False, max_rows=576) == (576, 1)
     # Llama-3.2-1B's down projection at batch 8 (64-row blocks): 32 row tiles, so K splits fill the CTAs, as many as
     # allowed
     assert t.gemv_tiles([2048], 8192, 8, 2, split_k=True, max_splits=4) == (64, 4)
     assert t.gemv_tiles([2048], 8192, 8, 2, split_k=True, max_splits=8) == (64, 8)
+
+
+def test_lm_head_runs_one_wave_of_tiles_each_followed_by_an_argmax_tile():
+    """Greedy decoding at batch 1: the lm_head in one wave of tiles of whole weight blocks, each tile's rows one
+    argmax block, so an argmax tile waits for one lm_head tile; a batch keeps argmax blocks of up to 4096 logits,
+    which its lm_head tiles divide."""
+    from megagen.decode import DecodeState, Tiling, decode_graph
+    from megagen.graph.dependencies import derive_dependencies
+    from megagen.trace import trace
+    decoder = trace(tiny("tiny-qwen3"))
+    vocab = decoder.lm_head.shape[0]
+    for batch in (1, 3):
+        g = decode_graph(decoder, DecodeState.allocate(decoder, batch, MAX_SEQ_LEN), batch,
+                         Tiling(8, attention_split_keys=8))
+        ops = {op.name: op for op in g.ops}
+        rows, block = ops["lm_head"].plan.constexprs["TILE_ROWS"], ops["argmax"].plan.constexprs["ROWS"]
+        if batch == 1:
+            assert ops["lm_head"].num_tiles <= 8 < -(-vocab // 16) and rows % 16 == 0 and block == rows
+            dag = derive_dependencies(g).tile_graph()
+            for tile in range(ops["argmax"].num_tiles):
+                assert [p for p in dag.predecessors(("argmax", tile)) if p[0] == "lm_head"] == [("lm_head", tile)]
+        else:
+            assert block == vocab and block % rows == 0
 
 
 def test_mlp_is_fused_where_one_wave_of_tiles_covers_it():

@@ -159,7 +159,7 @@ def test_find_mismatch_passes_builtin_tasks_in_other_shapes(device, batch, tile_
     emb = torch.empty(1, 2, 40, device=device)
     g.add(embedding, tokens=tokens, table=table, out=emb, BLOCK=16)
     value, index = torch.empty(2, 4, device=device), torch.empty(2, 4, dtype=torch.int64, device=device)
-    g.add(argmax_partial, logits=logits, value=value, index=index, BLOCK=64)
+    g.add(argmax_partial, logits=logits, value=value, index=index, ROWS=50)
     g.add(greedy_pick, value=value, index=index, tokens=next_tokens, pos=pos)
 
     assert find_mismatch(g) is None

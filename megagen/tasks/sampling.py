@@ -14,6 +14,13 @@ from megagen.errors import TaskDefinitionError
 from megagen.tasks.base import ALL, TilePlan, cdiv, register_task, tile_arange
 from megagen.tasks.comm import peer_pointer
 
+MAX_ARGMAX_ROWS = 8192  # logits an argmax tile holds at once (64 registers a thread at 4 warps)
+
+
+@triton.constexpr_function
+def _padded(n):
+    return triton.next_power_of_2(n)
+
 
 @triton.jit
 def embedding_tile(tokens, table, out, tile, B, HIDDEN: tl.constexpr, BLOCK: tl.constexpr, COL_TILES: tl.constexpr):
@@ -49,40 +56,40 @@ def _embedding_plan(tokens, table, out, BLOCK=1024):
 
 
 @triton.jit
-def argmax_partial_tile(logits, value, index, tile, B, offset, valid, V: tl.constexpr, BLOCK: tl.constexpr,
+def argmax_partial_tile(logits, value, index, tile, B, offset, valid, V: tl.constexpr, ROWS: tl.constexpr,
                         BLOCKS: tl.constexpr):
     b = tile // BLOCKS
     j = tile % BLOCKS
-    cols = j * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(logits + b * V + cols, mask=cols < valid, other=float("-inf")).to(tl.float32)
+    i = tl.arange(0, _padded(ROWS))
+    cols = j * ROWS + i
+    x = tl.load(logits + b * V + cols, mask=(i < ROWS) & (cols < valid), other=float("-inf")).to(tl.float32)
     best, where = tl.max(x, axis=0, return_indices=True, return_indices_tie_break_left=True)
     tl.store(value + tile, best)
-    tl.store(index + tile, offset + (j * BLOCK + where).to(tl.int64))
+    tl.store(index + tile, offset + (j * ROWS + where).to(tl.int64))
 
 
-def argmax_partial_reference(logits, value, index, tile, offset, valid, BLOCK, BLOCKS):
+def argmax_partial_reference(logits, value, index, tile, offset, valid, ROWS, BLOCKS):
     b, j = divmod(tile, BLOCKS)
-    x = logits[0, b, j * BLOCK:min((j + 1) * BLOCK, valid)].float()
+    x = logits[0, b, j * ROWS:min((j + 1) * ROWS, valid)].float()
     if x.numel() == 0:  # a block of padding only
-        value[b, j], index[b, j] = float("-inf"), offset + j * BLOCK
+        value[b, j], index[b, j] = float("-inf"), offset + j * ROWS
         return
     where = x.argmax()  # the first maximum, as return_indices_tie_break_left
     value[b, j] = x[where]
-    index[b, j] = offset + j * BLOCK + where
+    index[b, j] = offset + j * ROWS + where
 
 
-def argmax_blocks(vocab: int, BLOCK: int = 4096) -> tuple[int, int]:
-    """(block, blocks): how argmax_partial splits a vocabulary; its value/index outputs are [B, blocks]."""
-    block = min(BLOCK, triton.next_power_of_2(vocab))
-    return block, cdiv(vocab, block)
-
-
-def _argmax_plan(logits, value, index, offset=0, valid=None, BLOCK=4096):
+def _argmax_plan(logits, value, index, offset=0, valid=None, ROWS=4096):
+    """Blocks of ROWS logits (at batch 1 the decode graph gives each lm_head tile's rows a block, so a block waits
+    for one tile); value and index are [B, blocks]."""
     if logits.dim() != 3 or logits.shape[0] != 1 or not logits.is_contiguous():
         raise TaskDefinitionError(f"argmax_partial: logits must be a contiguous [1, B, V] tensor, "
                                   f"got {tuple(logits.shape)}")
     _, batch, vocab = logits.shape
-    BLOCK, blocks = argmax_blocks(vocab, BLOCK)
+    if not isinstance(ROWS, int) or not 1 <= ROWS <= MAX_ARGMAX_ROWS:
+        raise TaskDefinitionError(f"argmax_partial: ROWS (logits a block) must be an int in 1..{MAX_ARGMAX_ROWS}, "
+                                  f"got {ROWS!r}")
+    blocks = cdiv(vocab, ROWS)
     if tuple(value.shape) != (batch, blocks) or tuple(index.shape) != (batch, blocks):
         raise TaskDefinitionError(f"argmax_partial: value and index must be [B, blocks] = {(batch, blocks)}")
     valid = vocab if valid is None else valid
@@ -90,10 +97,10 @@ def _argmax_plan(logits, value, index, offset=0, valid=None, BLOCK=4096):
         raise TaskDefinitionError(f"argmax_partial: valid must be in 0..{vocab} (the logits' width), got {valid}")
     t = tile_arange(batch * blocks)
     b, j = t // blocks, t % blocks
-    return TilePlan(t.size, reads={"logits": ((0, 1), (b, 1), (j * BLOCK, BLOCK))},
+    return TilePlan(t.size, reads={"logits": ((0, 1), (b, 1), (j * ROWS, ROWS))},
                     writes={"value": ((b, 1), (j, 1)), "index": ((b, 1), (j, 1))},
                     scalars={"B": batch, "offset": int(offset), "valid": int(valid)},
-                    constexprs={"V": vocab, "BLOCK": BLOCK, "BLOCKS": blocks}, cost=0.5)
+                    constexprs={"V": vocab, "ROWS": ROWS, "BLOCKS": blocks}, cost=0.5)
 
 
 @triton.jit
