@@ -106,7 +106,7 @@ def main() -> int:
                    "--batch", str(args.batch), "--context", str(args.context), "--rounds", str(args.rounds),
                    "--steps", str(args.steps)]
             out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True, check=True).stdout
-            for line in out.splitlines():
+            for line in filter(lambda line: line.startswith("{"), out.splitlines()):  # the worker's results
                 r = json.loads(line)
                 results[r["variant"]] += r["rounds_ms"]
                 timed &= r["timed"]
