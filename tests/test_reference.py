@@ -210,6 +210,16 @@ def test_find_mismatch_names_the_op_and_tile_that_is_wrong(device):
 # Registration checks
 # ---------------------------------------------------------------------------------------------------------
 
+def test_argmax_blocks_of_unusable_size_are_refused(device):
+    logits = rand(1, 2, 200, device=device)
+    for rows in (0, 8193, 50.0):
+        value, index = torch.empty(2, 4, device=device), torch.empty(2, 4, dtype=torch.int64, device=device)
+        with pytest.raises(TaskDefinitionError, match=r"ROWS \(logits a block\) must be an int in 1\.\.8192"):
+            megagen.TaskGraph().add(argmax_partial, logits=logits, value=value, index=index, ROWS=rows)
+    with pytest.raises(TaskDefinitionError, match=r"value and index must be \[B, blocks\] = \(2, 5\)"):
+        megagen.TaskGraph().add(argmax_partial, logits=logits, value=value, index=index, ROWS=40)
+
+
 def test_reference_parameters_are_checked(device):
     def takes_gain(x, out, tile, BLOCK, gain):
         pass
