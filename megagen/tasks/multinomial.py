@@ -33,15 +33,10 @@ from megagen.errors import TaskDefinitionError
 from megagen.tasks.base import ALL, TilePlan, cdiv, register_task, tile_arange
 from megagen.tasks.comm import peer_pointer
 from megagen.tasks.noise import gumbel, gumbel_torch
-from megagen.tasks.sampling import best_of_blocks
+from megagen.tasks.sampling import best_of_blocks, padded
 
 NO_TOKEN = tl.constexpr(-(2 ** 63))  # an empty candidate slot: every key is larger
 NO_VALUE = tl.constexpr(-(2 ** 31))  # the order of padding: every value's is larger (-inf's is -2139095040)
-
-
-@triton.constexpr_function
-def _padded(n):
-    return triton.next_power_of_2(n)
 
 
 @triton.jit
@@ -127,7 +122,7 @@ def _rows_of_every_rank(table, rows, BLOCKS: tl.constexpr, BLOCKS_PAD: tl.conste
                         WORLD: tl.constexpr):
     """Pointers to rows ``rows`` [R, 1] of every rank's [B, BLOCKS, WIDTH] int64 peer input, and their mask (ranks
     padded to a power of two): [R, RANKS * BLOCKS_PAD * WIDTH], ranks, then blocks, then entries."""
-    RANKS: tl.constexpr = _padded(WORLD)
+    RANKS: tl.constexpr = padded(WORLD)
     p = tl.arange(0, RANKS)[:, None, None]
     j = tl.arange(0, BLOCKS_PAD)[None, :, None]
     w = tl.arange(0, WIDTH)[None, None, :]

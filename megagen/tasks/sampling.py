@@ -18,7 +18,8 @@ MAX_ARGMAX_ROWS = 8192  # logits an argmax tile holds at once (64 registers a th
 
 
 @triton.constexpr_function
-def _padded(n):
+def padded(n):
+    """n rounded up to a power of two, the length tl.arange takes."""
     return triton.next_power_of_2(n)
 
 
@@ -60,7 +61,7 @@ def argmax_partial_tile(logits, value, index, tile, B, offset, valid, V: tl.cons
                         BLOCKS: tl.constexpr):
     b = tile // BLOCKS
     j = tile % BLOCKS
-    i = tl.arange(0, _padded(ROWS))
+    i = tl.arange(0, padded(ROWS))
     cols = j * ROWS + i
     x = tl.load(logits + b * V + cols, mask=(i < ROWS) & (cols < valid), other=float("-inf")).to(tl.float32)
     best, where = tl.max(x, axis=0, return_indices=True, return_indices_tie_break_left=True)
