@@ -111,6 +111,9 @@ NORMED_READERS = {Lin.rmsnorm_gemv: Lin.gemv, Lin.rmsnorm_gemv_bias: Lin.gemv_bi
 MAX_K_SPLITS = 4  # every consumer of a split-K output reads all its partial sums
 MLP_TILE_ROWS = 16  # intermediate rows a fused MLP tile takes
 ARGMAX_ROWS = 4096  # logits an argmax tile takes at batch > 1 (lm_head_tiling)
+# GEMV weight blocks (rows, columns) from tp=4 on (Tiling.for_tp): 8-row blocks measured 17% faster than 16 for
+# Qwen3-8B at tp=4 on H200s (BENCHMARKS.md, tensor parallelism); not measured against 32 x 256.
+TP_BLOCK = (8, 512)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,8 +121,13 @@ class Tiling:
     """Tile sizes of the decode graph and the CTA count its phases are sized for."""
 
     num_ctas: int
-    block_n: int = 16
-    block_k: int = 512
+    # Batch-1 GEMV weight blocks. 32 x 256 against 16 x 512 (as many weights, as many bytes in flight) on an H200:
+    # Qwen3-0.6B 1.004 -> 0.938 ms a step, Llama-3.2-1B 0.981 -> 0.966, Qwen3-8B 4.867 -> 4.568 (BENCHMARKS.md).
+    # Each row block of a tile ends in a reduction and a store that stall its loads (about 0.6 us), and 16 x 512
+    # blocks give a row block only K / 512 loop steps. A batch's blocks are at least batch_block_rows tall
+    # (linear.block_shape): the same at batch > 1 either way.
+    block_n: int = 32
+    block_k: int = 256
     attention_block: int = 32
     max_attention_splits: int = 32
     attention_split_keys: int = 64
@@ -153,6 +161,15 @@ class Tiling:
                 raise MegagenError(f"{field.name} must be a positive int, got {value!r}")
         if self.batch_block_rows not in (16, 32, 64):
             raise MegagenError(f"batch_block_rows must be 16, 32 or 64, got {self.batch_block_rows!r}")
+
+    @classmethod
+    def for_tp(cls, num_ctas: int, tp: int = 1, **options) -> "Tiling":
+        """The tiling of a rank of a ``tp``-way model: ``options`` over the defaults, and from tp=4 on, unless
+        ``options`` give block_n or block_k, ``TP_BLOCK`` weight blocks (a rank's projections are small, and
+        shorter row blocks give every CTA work)."""
+        if tp >= 4 and "block_n" not in options and "block_k" not in options:
+            options.update(block_n=TP_BLOCK[0], block_k=TP_BLOCK[1])
+        return cls(num_ctas, **options)
 
     def gemv_tiles(self, rows: list[int], k: int, batch: int, itemsize: int, split_k: bool,
                    align: int | None = None, max_splits: int = MAX_K_SPLITS,

@@ -29,9 +29,6 @@ DEFAULT_MAX_TOP_K = 64
 TILING_OPTIONS = ("block_n", "block_k", "attention_block", "max_attention_splits", "attention_split_keys",
                   "max_tile_rows", "qkv_split_min_k", "norm_phase_min_batch", "batch_block_rows",
                   "stream_k_splits", "fuse_mlp")
-# GEMV row block from tp=4 on: 8 rows measured 17% faster than 16 for Qwen3-8B at tp=4 on H200s, and slower
-# at tp=1 and 2 (BENCHMARKS.md, tensor parallelism)
-TP_BLOCK_N = 8
 
 
 class Runner:
@@ -288,7 +285,7 @@ def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, ma
     (a power of two; 64).
     ``scheduler``: "round_robin" (default), "zigzag", "work_queue" or a Scheduler. ``max_seq_len``:
     KV-cache length (default: the model's max_position_embeddings, at most 4096). Tiling options:
-    ``block_n`` / ``block_k`` (GEMV tiles: 16 rows, 8 from tp=4 on; 512 columns), ``max_tile_rows`` (a
+    ``block_n`` / ``block_k`` (batch-1 GEMV weight blocks: 32 x 256, from tp=4 on 8 x 512), ``max_tile_rows`` (a
     projection's rows per tile are chosen to fill whole waves of CTAs, up to this many, or at batch 1 as many as
     one wave of lm_head tiles needs; 128), ``attention_block``
     (positions per attention step),
@@ -337,9 +334,7 @@ def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, ma
         if world == "emulated" and not interpreting():  # every rank's CTAs share the one GPU, all co-resident
             num_ctas = max(1, num_ctas // tp)
     tiles = {k: kernel_options.pop(k) for k in TILING_OPTIONS if k in kernel_options}
-    if tp >= 4:  # a rank's projections are small: shorter row blocks give every CTA work (BENCHMARKS.md)
-        tiles.setdefault("block_n", TP_BLOCK_N)
-    tiling = Tiling(num_ctas, **tiles)
+    tiling = Tiling.for_tp(num_ctas, tp, **tiles)
     owned = not isinstance(world, World)
     world = make_world(tp, world, device)
     try:

@@ -603,6 +603,24 @@ def test_gemv_tiles_fill_whole_waves_and_respect_alignment():
     assert t.gemv_tiles([2048], 8192, 8, 2, split_k=True, max_splits=8) == (64, 8)
 
 
+def test_gemv_weight_blocks_by_tp():
+    """Batch-1 blocks of 32 x 256, 8 x 512 from tp=4 on; a user's block_n or block_k replaces the pair; a batch's
+    blocks are the same as 16 x 512 gave them (tensor-core blocks at least batch_block_rows tall)."""
+    from megagen.decode import Tiling
+    from megagen.tasks import linear as Lin
+
+    def block(tp=1, **options):
+        t = Tiling.for_tp(264, tp, **options)
+        return t.block_n, t.block_k
+    assert block() == block(2) == (Tiling(264).block_n, Tiling(264).block_k) == (32, 256)
+    assert block(4) == block(8) == (8, 512)
+    assert block(4, block_n=16) == (16, 256) and block(1, block_k=512) == (32, 512)
+    assert Tiling.for_tp(264, 4, max_tile_rows=64).max_tile_rows == 64
+    assert all(Lin.block_shape(b, 32, 256) == Lin.block_shape(b, 16, 512) for b in (2, 8, 16))
+    # Qwen3-0.6B's lm_head at batch 1 in one wave of 576-row tiles, whole 32-row blocks
+    assert Tiling(264).gemv_tiles([151936], 1024, 1, 2, split_k=False, max_rows=576) == (576, 1)
+
+
 def test_lm_head_runs_one_wave_of_tiles_each_followed_by_an_argmax_tile():
     """Greedy decoding at batch 1: the lm_head in one wave of tiles of whole weight blocks, each tile's rows one
     argmax block, so an argmax tile waits for one lm_head tile; a batch keeps argmax blocks of up to 4096 logits,
