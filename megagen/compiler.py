@@ -160,15 +160,20 @@ def compile_ptx(build: KernelBuild, *, num_warps: int = 4, arch: int = 90, scope
 
 def compile_op_ptx(variant: Variant, *, num_warps: int = 4, arch: int = 90, pdl: bool = True) -> str:
     """Compile one variant's standalone kernel (one tile a program, as ``runtime.OpLaunches`` launches an op) for
-    CUDA compute capability ``arch``, with programmatic dependent launch; returns the PTX. Needs Triton's JIT."""
+    CUDA compute capability ``arch``, with programmatic dependent launch; returns the PTX. Needs Triton's JIT.
+
+    Pointers the variant was built with 16-byte aligned (and peer tables, torch tensors) are marked so, as Triton
+    specialises them when it launches the kernel: without that its loads would be compiled element by element."""
     from triton.backends.compiler import GPUTarget
     module, _ = load_module(render_standalone(variant), [variant], f"standalone_{variant.task.name}")
     pointer = {torch.bfloat16: "*bf16", torch.float16: "*fp16", torch.float32: "*fp32", torch.int64: "*i64",
                torch.int32: "*i32"}
     signature = {n: "*i64" if n in variant.peers else pointer[d] for n, d in variant.tensor_dtypes.items()}
+    aligned = {(i,): [["tt.divisibility", 16]] for i, n in enumerate(signature)
+               if n in variant.peers or variant.aligned[n]}
     signature.update({n: "fp32" if is_float else "i32" for n, is_float in variant.scalars})
     signature["PDL"] = "constexpr"
-    src = triton.compiler.ASTSource(fn=module.standalone, signature=signature, constexprs={"PDL": pdl})
+    src = triton.compiler.ASTSource(fn=module.standalone, signature=signature, constexprs={"PDL": pdl}, attrs=aligned)
     return triton.compile(src, target=GPUTarget("cuda", arch, 32), options=dict(num_warps=num_warps)).asm["ptx"]
 
 

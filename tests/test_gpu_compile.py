@@ -96,9 +96,15 @@ DECODE_SCRIPT = textwrap.dedent('''
     from megagen.codegen import variants_of
     from megagen.compiler import compile_op_ptx
     variants, _ = variants_of(graph)
+    gemvs = 0
     for v in variants:
         ptx = compile_op_ptx(v)
         assert "griddepcontrol.wait" in ptx and "griddepcontrol.launch_dependents" in ptx, v.summary
+        weight_loads = [line for line in ptx.splitlines() if "ld.global.L1::evict_first" in line]  # GEMV weights
+        # aligned weights load 16 bytes a thread, as in the launched kernel (Triton specialises aligned pointers)
+        assert all(".v4.b32" in line for line in weight_loads), (v.summary, weight_loads[:2])
+        gemvs += bool(weight_loads)
+    assert gemvs >= 3
     print("standalone ok", len(variants))
 
     # one rank of a tensor-parallel decode, as each torchrun process builds it: allreduce forms, peer waits
