@@ -10,7 +10,8 @@ shapes, real vocabulary, random bf16 weights) as ``megagen bench`` builds it (a 
 slots), tiled for ``--ctas`` CTAs (264: two an SM of an H100), with Triton's bundled ptxas, and prints the
 kernel's registers and spill bytes a thread. ``--ops`` also compiles each op's own kernel, as the op-by-op PDL
 baseline launches it, and lists what every task needs on its own. ``--sample K`` builds the sampling step (top-k
-up to K) instead of the greedy one.
+up to K) instead of the greedy one. ``--sass OP`` prints the machine code of one op's own kernel instead (e.g.
+``--sass lm_head``; ops of layer 0 are ``L0.q_proj``, ``L0.attention``, ...).
 """
 import argparse
 import json
@@ -23,21 +24,35 @@ import torch  # noqa: E402
 from megagen import models  # noqa: E402
 from megagen.bench import build_options  # noqa: E402
 from megagen.codegen import variants_of  # noqa: E402
-from megagen.compiler import build_kernel, compile_op_ptx, compile_ptx, ptxas_usage  # noqa: E402
+from megagen.compiler import build_kernel, compile_op_ptx, compile_ptx, ptxas_usage, sass  # noqa: E402
 from megagen.decode import DecodeState, Tiling, decode_graph  # noqa: E402
 from megagen.errors import MegagenError  # noqa: E402
 from megagen.runner import TILING_OPTIONS  # noqa: E402
 from megagen.trace import trace  # noqa: E402
 
 
-def report(preset: str, layers: int, batch: int, context: int, options: dict, sample: int | None, ctas: int,
-           ops: bool) -> dict:
+def decode_step(preset: str, layers: int, batch: int, context: int, options: dict, sample: int | None, ctas: int):
+    """The decode graph of the preset's first ``layers`` layers, as megagen bench builds it."""
     unknown = sorted(set(options) - set(TILING_OPTIONS))
     if unknown:
         raise MegagenError(f"ptxas_report takes tiling options only ({', '.join(TILING_OPTIONS)}); got {unknown}")
     decoder = trace(models.random_model(preset, dtype=torch.bfloat16, num_hidden_layers=layers))
-    graph = decode_graph(decoder, DecodeState.allocate(decoder, batch, context + 16), batch, Tiling(ctas, **options),
-                         max_top_k=sample)
+    return decode_graph(decoder, DecodeState.allocate(decoder, batch, context + 16), batch, Tiling(ctas, **options),
+                        max_top_k=sample)
+
+
+def op_sass(graph, name: str) -> str:
+    """The SASS of op ``name``'s own kernel (compiled as the PDL baseline launches it)."""
+    variants, op_variant = variants_of(graph)
+    op = next((op for op in graph.ops if op.name == name), None)
+    if op is None:
+        raise MegagenError(f"the graph has no op {name!r}; its ops are {', '.join(o.name for o in graph.ops)}")
+    return sass(compile_op_ptx(next(v for v in variants if v.id == op_variant[op.index])))
+
+
+def report(preset: str, layers: int, batch: int, context: int, options: dict, sample: int | None, ctas: int,
+           ops: bool) -> dict:
+    graph = decode_step(preset, layers, batch, context, options, sample, ctas)
     build = build_kernel(graph, "round_robin", num_ctas=ctas, interleaved=False)
     result = {"preset": preset, "layers": layers, "batch": batch, "context": context, "options": options,
               "sample": sample, "ctas": ctas, "megakernel": ptxas_usage(compile_ptx(build, num_warps=4))}
@@ -60,7 +75,12 @@ def main():
     ap.add_argument("--ctas", type=int, default=264, help="CTAs the phases are tiled for (264: an H100)")
     ap.add_argument("--ops", action="store_true", help="also each op's own kernel (the PDL baseline's)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
+    ap.add_argument("--sass", metavar="OP", help="print the SASS of this op's own kernel instead, e.g. lm_head")
     args = ap.parse_args()
+    if args.sass:
+        print(op_sass(decode_step(args.preset, args.layers, args.batch, args.context, build_options(args.option),
+                                  args.sample, args.ctas), args.sass))
+        return
     r = report(args.preset, args.layers, args.batch, args.context, build_options(args.option), args.sample,
                args.ctas, args.ops)
     if args.json:

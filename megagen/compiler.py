@@ -5,7 +5,7 @@ encodes the scoreboard and the argument table, renders the source and loads it.
 ``MegaKernel`` puts the result on a device; ``compile_ptx`` compiles it for a
 CUDA target on any machine (Triton ships ptxas), so CI checks the GPU code path;
 ``compile_op_ptx`` does the same for one op's own kernel (the op-by-op baseline's),
-and ``ptxas_usage`` reads registers and spills from PTX with Triton's ptxas.
+``ptxas_usage`` reads registers and spills from PTX with Triton's ptxas, and ``sass`` the machine code.
 """
 from __future__ import annotations
 
@@ -177,18 +177,38 @@ def compile_op_ptx(variant: Variant, *, num_warps: int = 4, arch: int = 90, pdl:
     return triton.compile(src, target=GPUTarget("cuda", arch, 32), options=dict(num_warps=num_warps)).asm["ptx"]
 
 
+def _nvidia_tool(name: str) -> str:
+    """A CUDA binary utility Triton ships (ptxas, nvdisasm)."""
+    return os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", name)
+
+
+def _ptxas(ptx: str, gpu: str, out: str, tmp: str) -> subprocess.CompletedProcess:
+    path = os.path.join(tmp, "kernel.ptx")
+    with open(path, "w") as f:
+        f.write(ptx)
+    r = subprocess.run([_nvidia_tool("ptxas"), "-v", "--gpu-name", gpu, path, "-o", out], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        raise MegagenError(f"ptxas failed on the kernel's PTX:\n{r.stderr[-2000:]}")
+    return r
+
+
+def sass(ptx: str, gpu: str = "sm_90a") -> str:
+    """The machine code ptxas makes of the PTX's kernel, as ``nvdisasm`` prints it: where to read what a loop
+    step costs (its loads, barriers, shared-memory round trips)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cubin = os.path.join(tmp, "kernel.cubin")
+        _ptxas(ptx, gpu, cubin, tmp)
+        return subprocess.run([_nvidia_tool("nvdisasm"), "-c", cubin], capture_output=True, text=True,
+                              check=True).stdout
+
+
 def ptxas_usage(ptx: str, gpu: str = "sm_90a") -> dict:
     """Registers a thread, and bytes of spill stores and loads a thread, that Triton's bundled ptxas reports for
     the PTX's kernel. Every task of a MegaKernel shares its registers: 255 a thread leave room for two CTAs of
     four warps an SM, and a task that needs more makes the whole kernel spill."""
-    ptxas = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "kernel.ptx")
-        with open(path, "w") as f:
-            f.write(ptx)
-        r = subprocess.run([ptxas, "-v", "--gpu-name", gpu, path, "-o", os.devnull], capture_output=True, text=True)
-    if r.returncode != 0:
-        raise MegagenError(f"ptxas failed on the kernel's PTX:\n{r.stderr[-2000:]}")
+        r = _ptxas(ptx, gpu, os.devnull, tmp)
     regs = re.search(r"Used ([0-9]+) registers", r.stderr)
     spills = re.search(r"([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads", r.stderr)
     return {"registers": int(regs.group(1)), "spill_stores": int(spills.group(1)), "spill_loads": int(spills.group(2))}

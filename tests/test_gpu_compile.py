@@ -56,13 +56,15 @@ def _run(script_text: str, tmp_path) -> str:
     return _python([str(script)])
 
 
-def _python(args: list[str]) -> str:
-    """``python args`` on this checkout's megagen; its stdout."""
+def _python(args: list[str], ok: bool = True) -> subprocess.CompletedProcess | str:
+    """``python args`` on this checkout's megagen: its stdout, or with ``ok=False`` the finished process."""
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     r = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=900,
                        env={**os.environ, "PYTHONPATH": path})
     if r.returncode != 0 and "ptxas" in r.stderr and "not found" in r.stderr.lower():
         pytest.skip("this Triton build has no ptxas")
+    if not ok:
+        return r
     assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     return r.stdout
 
@@ -140,8 +142,8 @@ def test_decode_megakernel_compiles_for_sm90(tmp_path):
 # Llama-3.2-1B at batch 8 spilled 300 bytes on 2026-11-23; a next-token pick that took all rows at once made it 564,
 # and Llama-3.2-1B's batch-8 step 13% slower on an H100 (BENCHMARKS.md). On 2026-11-25: 32 bytes with the RMSNorms
 # as ops of their own, 172 with the o and down projections split 8 ways.
-# Qwen3-0.6B at batch 1 spills 136 bytes (2026-11-25); its sampling kernel spills 564, and its layers ran about
-# 2.6 us slower than greedy's in a 2026-11-23 profile.
+# Qwen3-0.6B at batch 1 spills 136 bytes (2026-11-25; 80 with 32 x 256 GEMV blocks, 2026-11-26); its sampling kernel
+# spills 564, and its layers ran about 2.6 us slower than greedy's in a 2026-11-23 profile.
 SPILL_BUDGETS = {("Llama-3.2-1B", 8): 400, ("Qwen3-0.6B", 1): 250}
 
 
@@ -153,3 +155,12 @@ def test_decode_megakernel_stays_within_its_spill_budget(preset, batch):
     spills, budget = report["megakernel"]["spill_stores"], SPILL_BUDGETS[preset, batch]
     assert spills <= budget, (f"the batch-{batch} {preset} decode MegaKernel spills {spills} bytes a thread (budget "
                               f"{budget}): a task's registers crowd the others'; see BENCHMARKS.md")
+
+
+def test_ptxas_report_prints_an_ops_machine_code():
+    """``--sass OP``: the op's own kernel as nvdisasm prints it (its loads and barriers); an unknown op is named."""
+    report = [str(ROOT / "benchmarks" / "ptxas_report.py"), "--preset", "tiny-qwen3"]
+    code = _python(report + ["--sass", "L0.o_proj"])
+    assert "LDG.E.EF" in code and "EXIT" in code  # the weight loads (evict-first), the end
+    r = _python(report + ["--sass", "L0.nope"], ok=False)
+    assert r.returncode != 0 and "no op 'L0.nope'" in r.stderr and "L0.o_proj" in r.stderr
