@@ -257,3 +257,34 @@ def test_waterfall_counts_the_routed_experts_of_a_sparse_layer(name):
     assert sizes["experts_gate"] == sizes["experts_up"] == 3 * experts.top_k * one
     assert sizes["experts_down"] == 3 * experts.top_k * experts.down[0].nbytes
     assert wf.PHASE_OF["experts_gate"] == wf.PHASE_OF["experts_up"]
+
+
+def test_phase_bounds_run_each_phase_on_what_the_waterfall_counts(tmp_path):
+    """benchmarks/phase_bounds.py: each phase's library call reads the bytes the waterfall counts for it and
+    computes the phase (a GEMV, GQA attention of one token); megagen's times come from a waterfall table."""
+    from megagen import models
+    wf = _waterfall_module()
+    import phase_bounds as pb
+    config = models.preset_config("tiny-qwen3")
+    tensors = pb.phase_tensors(config, 3, 8, torch.float32, "cpu")
+    sizes = wf.op_bytes(config, context=8, batch=3, itemsize=4)
+    assert set(tensors) == set(pb.PHASE_OPS)
+    for phase, ts in tensors.items():
+        assert pb.read_bytes(phase, ts) == sum(sizes[op] for op in pb.PHASE_OPS[phase]), phase
+        assert torch.all(ts[-1] != 0)  # random, never zero
+    x, w = tensors["gate/up"]
+    assert torch.allclose(pb.run_phase("gate/up", [x, w]), x @ w.T, atol=1e-5)
+    q, k, v = tensors["attention"]
+    group = q.shape[1] // k.shape[1]
+    k2, v2 = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)
+    ref = torch.softmax(q @ k2.transpose(-1, -2) / q.shape[-1] ** 0.5, -1) @ v2
+    assert torch.allclose(pb.run_phase("attention", [q, k, v]), ref, atol=1e-5)
+    md = tmp_path / "waterfall.md"
+    md.write_text("| phase | tiles | MB read | critical µs | floor µs |\n|---|---|---|---|---|\n"
+                  "| q/k/v (median of 28 layers) | 128 | 8.39 | 6.05 | 2.00 |\n| lm_head | 264 | 311.16 | 84.58 | 74.26 |\n"
+                  "\n| phase | tiles | reached before that end, median µs |\n|---|---|---|\n| q/k/v (median of 28 layers) "
+                  "| 128 | 5.50 |\n")
+    assert pb.waterfall_critical(md) == {"q/k/v": 6.05, "lm_head": 84.58}
+    if not torch.cuda.is_available():
+        table = pb.bounds("tiny-qwen3", 1, 8, md)
+        assert "no GPU" in table and all(f"| {p} |" in table for p in pb.PHASE_OPS)
