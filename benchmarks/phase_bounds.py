@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from megagen.bench import copy_bandwidth
+from megagen.bench import copy_bandwidth, measure
 from megagen.models import preset_config
 from waterfall import op_bytes
 
@@ -77,18 +77,8 @@ def time_per_launch(phase: str, copies: list[list[torch.Tensor]], rounds: int = 
     with torch.cuda.graph(graph):
         for tensors in copies:
             run_phase(phase, tensors)
-    for _ in range(3):
-        graph.replay()
-    times = []
-    for _ in range(rounds):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(replays):
-            graph.replay()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e3 / (replays * len(copies)))
-    return statistics.median(times)
+    times = measure(lambda: [graph.replay() for _ in range(replays)], rounds, 3)  # ms a round of replays
+    return statistics.median(times) * 1e3 / (replays * len(copies))
 
 
 def waterfall_critical(path: Path) -> dict[str, float]:
