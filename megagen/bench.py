@@ -244,7 +244,7 @@ def bench_model(name: str, args, bandwidth: float, device, progress) -> dict:
                 step, before = hf_static(model, prompt, compiled=system == "torch_compile_cuda_graph")
                 extra["setup_s"] = time.perf_counter() - t0
             elif system == "ops_pdl_cuda_graph":
-                step, before = ops_pdl(model, prompt, args.options)
+                step, before = ops_pdl(model, prompt, {**args.options, **args.pdl_options})
             else:
                 scheduler = system[len("megagen_"):].removesuffix("_sample")
                 step, before, kernel, extra = megagen_step(model, prompt, scheduler, args.options,
@@ -360,6 +360,9 @@ def parse_args(argv):
                     help=f"also time each megagen system drawing its tokens with {SAMPLE_SETTINGS} (system "
                          "megagen_<scheduler>_sample; bench.json gives its cost over greedy)")
     ap.add_argument("--option", action="append", default=[], help="a megagen.build option, e.g. num_warps=8")
+    ap.add_argument("--pdl-option", action="append", default=[],
+                    help="a build option for the PDL baseline's tiles only (over --option's), e.g. block_n=16: "
+                         "its best tiling need not be the MegaKernel's")
     ap.add_argument("--out", default="bench_out", help="directory for bench.json, bench.md, bench.png")
     ap.add_argument("--dry-run", action="store_true",
                     help="a tiny model in Triton's CPU interpreter: checks the harness, claims no timings")
@@ -367,6 +370,7 @@ def parse_args(argv):
                     help="merge earlier bench.json files (one GPU kind) into one report in --out; runs nothing")
     args = ap.parse_args(argv)
     args.options = build_options(args.option)
+    args.pdl_options = build_options(args.pdl_option)
     return args
 
 
@@ -410,7 +414,7 @@ def main(argv=None) -> int:
               "torch": torch.__version__, "triton": __import__("triton").__version__,
               "transformers": __import__("transformers").__version__, "megagen": megagen.__version__,
               "floor_definition": FLOOR_DEFINITION, "dry_run": args.dry_run, "baselines": list(args.baselines),
-              "options": args.options, "results": []}
+              "options": args.options, "pdl_options": args.pdl_options, "results": []}
     bandwidth = copy_bandwidth(device, cuda)
     report["copy_bandwidth_GBps"] = bandwidth / 1e9
     total = len(args.model) * (len(args.baselines) + len(args.schedulers) * (2 if args.sample else 1))

@@ -19,6 +19,7 @@ def test_dry_run_writes_json_markdown_and_plot(tmp_path):
     for key in ("date", "command", "torch", "triton", "transformers", "copy_bandwidth_GBps"):
         assert report[key]
     assert report["floor_definition"] == bench.FLOOR_DEFINITION
+    assert report["options"] == {} and report["pdl_options"] == {}
     (r,) = report["results"]
     assert r["model"] == "tiny-qwen3" and r["bytes_per_step"] > 0 and r["floor_ms"] > 0
     assert set(r["systems"]) == {"hf_eager", "megagen_round_robin"}
@@ -128,3 +129,10 @@ def test_combine_merges_reports(tmp_path):
     assert [c["copy_bandwidth_GBps"] for c in merged["combined_from"]] == [4000.0, 4100.0]
     md = (tmp_path / "all" / "bench.md").read_text()
     assert "## M1" in md and "## M2" in md and "2.00×" in md
+
+
+def test_the_pdl_baseline_takes_tiling_options_of_its_own():
+    args = bench.parse_args(["--option", "max_tile_rows=64", "--pdl-option", "block_n=16", "--pdl-option",
+                             "block_k=512"])
+    assert args.options == {"max_tile_rows": 64} and args.pdl_options == {"block_n": 16, "block_k": 512}
+    assert bench.parse_args([]).pdl_options == {}
