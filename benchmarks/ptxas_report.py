@@ -11,7 +11,8 @@ slots), tiled for ``--ctas`` CTAs (264: two an SM of an H100), with Triton's bun
 kernel's registers and spill bytes a thread. ``--ops`` also compiles each op's own kernel, as the op-by-op PDL
 baseline launches it, and lists what every task needs on its own. ``--sample K`` builds the sampling step (top-k
 up to K) instead of the greedy one. ``--sass OP`` prints the machine code of one op's own kernel instead (e.g.
-``--sass lm_head``; ops of layer 0 are ``L0.q_proj``, ``L0.attention``, ...).
+``--sass lm_head``; ops of layer 0 are ``L0.q_proj``, ``L0.attention``, ...), and ``--tiles`` each op's tiles and
+tile shape.
 """
 import argparse
 import json
@@ -50,6 +51,14 @@ def op_sass(graph, name: str) -> str:
     return sass(compile_op_ptx(next(v for v in variants if v.id == op_variant[op.index])))
 
 
+def op_tiles(graph) -> str:
+    """A line an op: its task, its tiles and the constexprs that shape them."""
+    shape = ("TILE_ROWS", "BLOCK_N", "BLOCK_K", "CHUNK", "ROW_TILES", "I", "ROWS")
+    return "\n".join(f"{op.name:28s} {op.task.name:28s} {op.num_tiles:5d} tiles  "
+                     + " ".join(f"{k}={op.plan.constexprs[k]}" for k in shape if k in op.plan.constexprs)
+                     for op in graph.ops)
+
+
 def report(preset: str, layers: int, batch: int, context: int, options: dict, sample: int | None, ctas: int,
            ops: bool) -> dict:
     graph = decode_step(preset, layers, batch, context, options, sample, ctas)
@@ -76,10 +85,12 @@ def main():
     ap.add_argument("--ops", action="store_true", help="also each op's own kernel (the PDL baseline's)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     ap.add_argument("--sass", metavar="OP", help="print the SASS of this op's own kernel instead, e.g. lm_head")
+    ap.add_argument("--tiles", action="store_true", help="print each op's tiles and tile shape instead")
     args = ap.parse_args()
-    if args.sass:
-        print(op_sass(decode_step(args.preset, args.layers, args.batch, args.context, build_options(args.option),
-                                  args.sample, args.ctas), args.sass))
+    if args.sass or args.tiles:
+        graph = decode_step(args.preset, args.layers, args.batch, args.context, build_options(args.option),
+                            args.sample, args.ctas)
+        print(op_sass(graph, args.sass) if args.sass else op_tiles(graph))
         return
     r = report(args.preset, args.layers, args.batch, args.context, build_options(args.option), args.sample,
                args.ctas, args.ops)

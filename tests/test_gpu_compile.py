@@ -164,3 +164,7 @@ def test_ptxas_report_prints_an_ops_machine_code():
     assert "LDG.E.EF" in code and "EXIT" in code  # the weight loads (evict-first), the end
     r = _python(report + ["--sass", "L0.nope"], ok=False)
     assert r.returncode != 0 and "no op 'L0.nope'" in r.stderr and "L0.o_proj" in r.stderr
+    for option, rows in (([], 32), (["--option", "block_n=16"], 16)):  # the tiles, under tiling options
+        o_proj = next(line for line in _python(report + ["--tiles", *option]).splitlines()
+                      if line.startswith("L0.o_proj "))
+        assert "gemv_residual" in o_proj and f"BLOCK_N={rows} " in o_proj and " tiles " in o_proj
