@@ -42,6 +42,7 @@ be compared with the reference executor.
 from __future__ import annotations
 
 import dataclasses
+import typing
 
 import torch
 import triton
@@ -114,6 +115,27 @@ ARGMAX_ROWS = 4096  # logits an argmax tile takes at batch > 1 (lm_head_tiling)
 # GEMV weight blocks (rows, columns) from tp=4 on (Tiling.for_tp): 8-row blocks measured 17% faster than 16 for
 # Qwen3-8B at tp=4 on H200s (BENCHMARKS.md, tensor parallelism); not measured against 32 x 256.
 TP_BLOCK = (8, 512)
+# The batch-1 GEMV tile cost (Tiling._batch1_tile_us), in us, from profiles (BENCHMARKS.md): a tile's fixed cost
+# (dispatch, wait, the first load), a row block's end (Qwen3-0.6B and Llama-3.2-1B lm_heads on an H200: 0.62),
+# a loop step's round trip where few CTAs stream (Llama-3.2-1B's q/k/v, 96 tiles of 8 steps on an H100: about 0.8),
+# and each CTA's share of the copy bandwidth (3.2 TB/s over 264 CTAs).
+TILE_US = 2.0
+ROW_BLOCK_END_US = 0.6
+STEP_LATENCY_US = 0.8
+CTA_BYTES_PER_US = 12_000
+# A phase takes other weight blocks than the tiling's only where the cost predicts it this much faster: more, shorter
+# tiles also cost what the cost leaves out (more tiles for the consumer to poll, CTAs reaching them late). On an H100
+# (BENCHMARKS.md) Llama-3.2-1B's q/k/v, predicted 29% faster with 16 x 512 blocks, took its step 1.158 -> 1.145 ms;
+# Qwen3-0.6B's, predicted 9% faster, 1.001 -> 1.065.
+BLOCK_SWITCH_GAIN = 0.2
+
+
+class GemvTiles(typing.NamedTuple):
+    """A GEMV phase's tiling (``Tiling.gemv_tiles``): rows per tile, K splits, weight block rows and columns."""
+    rows: int
+    split: int
+    block_n: int
+    block_k: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,6 +172,9 @@ class Tiling:
     # a dense model's MLPs as one phase each at batch 1 on one rank (mlp_tiles); off by default: with its fixed-point
     # sums (bitwise reproducible) Qwen3-0.6B measured 1.148 ms a step against 1.073 unfused (H100, BENCHMARKS.md)
     fuse_mlp: bool = False
+    # at batch 1 a phase that does not split K may take half-height weight blocks (gemv_blocks, gemv_tiles): on an H100
+    # Llama-3.2-1B's q/k/v then runs 192 tiles of 4 loop steps, not 96 of 8, 1.158 -> 1.145 ms a step (BENCHMARKS.md)
+    latency_tiles: bool = True
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -171,37 +196,77 @@ class Tiling:
             options.update(block_n=TP_BLOCK[0], block_k=TP_BLOCK[1])
         return cls(num_ctas, **options)
 
+    def gemv_blocks(self, batch: int, split_k: bool) -> list[tuple[int, int]]:
+        """The weight blocks (rows, columns) a GEMV phase may stream: the tiling's and, at batch 1 with
+        ``latency_tiles`` for a phase that does not split K, blocks half as tall and twice as wide (as many
+        weights: as many bytes in flight and registers), which give a phase of few rows twice the tiles. (A phase
+        that splits K raises its tile count that way; half-height o and down tiles measured slower, BENCHMARKS.md.)"""
+        blocks = [(self.block_n, self.block_k)]
+        if batch == 1 and self.latency_tiles and not split_k and self.block_n >= 16:
+            blocks.append((self.block_n // 2, self.block_k * 2))
+        return blocks
+
     def gemv_tiles(self, rows: list[int], k: int, batch: int, itemsize: int, split_k: bool,
                    align: int | None = None, max_splits: int = MAX_K_SPLITS,
-                   max_rows: int | None = None) -> tuple[int, int]:
-        """(rows per tile, K splits) for a phase of GEMVs over the same K with these output rows.
+                   max_rows: int | None = None, blocks: list[tuple[int, int]] | None = None) -> GemvTiles:
+        """Rows per tile, K splits and weight block for a phase of GEMVs over the same K with these output rows.
 
         Each CTA runs its tiles one after another, so a phase takes its number of waves (tiles over CTAs,
-        rounded up) times a tile's time; this picks the tiling that minimises waves x (the bytes a tile
-        streams + TASK_OVERHEAD_BYTES), over rows per tile in steps of 4 up to ``max_tile_rows`` and,
-        where the output may be split-K partial sums, splits into whole K blocks. A tile of fewer rows than
-        a block still waits on whole block loads, so it is costed as one block. ``align``: the consumer's
-        K chunk; tiles that divide it give each consumer tile one group counter to poll instead of a list
-        of tiles (a long list measured 5-8 us of polling a phase, BENCHMARKS.md). ``max_rows``: the tallest tile
-        (``max_tile_rows`` unless given).
-        """
-        splits = [s for s in range(1, max_splits + 1 if split_k else 2)
-                  if s == 1 or self.split_k_blocks(k, s, batch) is not None]
-        block_rows = Lin.block_shape(batch, self.block_n, self.block_k, self.batch_block_rows)[0]
+        rounded up) times a tile's time. Candidates: rows per tile in steps of 4 up to ``max_tile_rows``
+        (``max_rows`` if given), K splits into whole blocks where the output may be split-K partial sums, and
+        the weight blocks of ``gemv_blocks`` (or ``blocks``). ``align``: the consumer's K chunk; tiles that
+        divide it give each consumer tile one group counter to poll instead of a list of tiles (a long list
+        measured 5-8 us of polling a phase, BENCHMARKS.md).
 
-        def cost(tile_rows, split):
-            tiles = split * sum(cdiv(n, tile_rows) for n in rows)
-            streamed = max(tile_rows, block_rows) * cdiv(k, split) * itemsize
-            return cdiv(tiles, self.num_ctas) * (streamed + TASK_OVERHEAD_BYTES)
+        A tile's time is the bytes it streams (a tile of fewer rows than a block waits on whole block loads, so
+        it is costed as one block) plus TASK_OVERHEAD_BYTES. The blocks after the first (``gemv_blocks``: at
+        batch 1) replace the first's best tiling only where ``_batch1_tile_us``, which tells a phase bound by
+        its loop steps' round trips from one bound by bandwidth, puts their best ``BLOCK_SWITCH_GAIN`` lower.
+        """
+        splits = range(1, max_splits + 1 if split_k else 2)
         top = max_rows or self.max_tile_rows
         heights = sorted({top, *range(4, top + 1, 4)})
-        aligned = [r for r in heights if align is None or align % r == 0]
-        candidates = [(r, s) for s in splits for r in aligned or heights]
-        return min(candidates, key=lambda rs: (cost(*rs), rs[1], -rs[0]))
+        aligned = [r for r in heights if align is None or align % r == 0] or heights
 
-    def split_k_blocks(self, k: int, split: int, batch: int) -> tuple[int, int] | None:
-        """``linear.split_k_blocks`` for this tiling's blocks."""
-        return Lin.split_k_blocks(k, split, batch, self.block_n, self.block_k, self.batch_block_rows)
+        def cost(t: GemvTiles, latency: bool) -> float:
+            """The phase's time tiled as t: its waves times a tile's time (us, or bytes streamed)."""
+            tiles = t.split * sum(cdiv(n, t.rows) for n in rows)
+            if latency:
+                tile = self._batch1_tile_us(t, k, min(tiles, self.num_ctas), itemsize)
+            else:
+                block_rows = Lin.block_shape(batch, t.block_n, t.block_k, self.batch_block_rows)[0]
+                tile = max(t.rows, block_rows) * cdiv(k, t.split) * itemsize + TASK_OVERHEAD_BYTES
+            return cdiv(tiles, self.num_ctas) * tile
+
+        def best(block: tuple[int, int], latency: bool) -> GemvTiles:
+            options = [GemvTiles(r, s, *block) for s in splits if self.split_k_blocks(k, s, batch, block)
+                       for r in aligned]
+            return min(options, key=lambda t: (cost(t, latency), t.split, -t.rows))
+
+        first, *others = blocks or self.gemv_blocks(batch, split_k)
+        choice = best(first, latency=False)
+        for other in (best(block, latency=True) for block in others):
+            if cost(other, True) <= (1 - BLOCK_SWITCH_GAIN) * cost(choice, True):
+                choice = other
+        return choice
+
+    def _batch1_tile_us(self, t: GemvTiles, k: int, active: int, itemsize: int) -> float:
+        """A batch-1 GEMV tile's time in us, tiled as t over K = k, with ``active`` tiles streaming at once: a
+        fixed cost, a cost per row block (its end reduces and stores, stalling the loads), and per loop step one
+        block's round trip (latency-bound) or the step's share of the copy bandwidth (bandwidth-bound), whichever
+        is longer. A phase of few tiles thus gains from more, shorter ones, where bytes alone call them equal."""
+        block_k, chunk = self.split_k_blocks(k, t.split, batch=1, block=(t.block_n, t.block_k))
+        row_blocks = cdiv(t.rows, t.block_n)
+        steps = row_blocks * (chunk // block_k)
+        step_bytes = t.rows * chunk * itemsize / steps
+        step = max(STEP_LATENCY_US, active * step_bytes / (self.num_ctas * CTA_BYTES_PER_US))
+        return TILE_US + row_blocks * ROW_BLOCK_END_US + steps * step
+
+    def split_k_blocks(self, k: int, split: int, batch: int,
+                       block: tuple[int, int] | None = None) -> tuple[int, int] | None:
+        """``linear.split_k_blocks`` for ``block`` (the tiling's blocks if not given)."""
+        block_n, block_k = block or (self.block_n, self.block_k)
+        return Lin.split_k_blocks(k, split, batch, block_n, block_k, self.batch_block_rows)
 
     def mlp_tiles(self, inter: int) -> dict | None:
         """Tile shape of a fused MLP (``megagen.tasks.mlp``), or None where the two GEMV phases are faster.
@@ -249,14 +314,14 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
     def act(*shape, dtype=dt):
         return torch.empty(shape, dtype=dtype, device=dev)
 
-    def gemv_tiling(*weights, split_k=False, align=None, max_splits=MAX_K_SPLITS):
-        """(rows per tile, K splits) for GEMVs that form one phase (they run side by side)."""
+    def gemv_tiling(*weights, split_k=False, align=None, max_splits=MAX_K_SPLITS, blocks=None):
+        """The tiling (``GemvTiles``) of GEMVs that form one phase (they run side by side)."""
         k = weights[0].shape[1]
         return tiling.gemv_tiles([w.shape[0] for w in weights], k, batch, weights[0].element_size(), split_k,
-                                 align, max_splits)
+                                 align, max_splits, blocks=blocks)
 
     def lm_head_tiling(vocab):
-        """(rows per lm_head tile, logits per argmax tile) of greedy decoding. At batch 1 one wave of lm_head tiles,
+        """(the lm_head's ``GemvTiles``, logits per argmax tile) of greedy decoding. At batch 1 one wave of lm_head tiles,
         each followed by an argmax tile of its rows (Qwen3-0.6B on an H100: 1.070 -> 1.057 ms a step,
         BENCHMARKS.md), where tiles of at most max_tile_rows ran waves with a tile boundary (a drained load pipeline)
         each; in whole weight blocks, as a tile's masked last block takes a loop step as long as a full one. A
@@ -265,28 +330,28 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         logits and the lm_head tiles divide them."""
         if batch > 1:
             block = min(ARGMAX_ROWS, triton.next_power_of_2(vocab))
-            return gemv_tiling(decoder.lm_head, align=block)[0], block
-        rows = tiling.gemv_tiles([vocab], decoder.lm_head.shape[1], batch, decoder.lm_head.element_size(), False,
-                                 max_rows=max(tiling.max_tile_rows, cdiv(vocab, tiling.num_ctas)))[0]
-        rows = min(cdiv(rows, tiling.block_n) * tiling.block_n, S.MAX_ARGMAX_ROWS)
-        return rows, rows
+            return gemv_tiling(decoder.lm_head, align=block), block
+        tiles = tiling.gemv_tiles([vocab], decoder.lm_head.shape[1], batch, decoder.lm_head.element_size(), False,
+                                  max_rows=max(tiling.max_tile_rows, cdiv(vocab, tiling.num_ctas)))
+        rows = min(cdiv(tiles.rows, tiles.block_n) * tiles.block_n, S.MAX_ARGMAX_ROWS)
+        return tiles._replace(rows=rows), rows
 
-    def linear(task, w, y, name, rows, **tensors):
+    def linear(task, w, y, name, tiles: GemvTiles, **tensors):
         g.input(w)
-        g.add(task, name=name, w=w, y=y, BLOCK_N=tiling.block_n, BLOCK_K=tiling.block_k, TILE_ROWS=rows,
+        g.add(task, name=name, w=w, y=y, BLOCK_N=tiles.block_n, BLOCK_K=tiles.block_k, TILE_ROWS=tiles.rows,
               DOT_ROWS=tiling.batch_block_rows, **tensors)
         return y
 
     def residual_linear(task, partial_task, w, name, residual, tiles=None, max_splits=MAX_K_SPLITS, **tensors):
         """A projection added to the residual stream: fused on one rank, through an allreduce across ranks.
-        ``tiles``: its (rows per tile, K splits), chosen here when not given."""
+        ``tiles``: its ``GemvTiles``, chosen here when not given."""
         n, k = w.shape
-        rows, split = tiles or gemv_tiling(w, split_k=True, max_splits=max_splits)
+        tiles = tiles or gemv_tiling(w, split_k=True, max_splits=max_splits)
         if tp == 1:
-            return linear(task, w, act(split, batch, n, dtype=torch.float32), name, rows, residual=residual,
+            return linear(task, w, act(tiles.split, batch, n, dtype=torch.float32), name, tiles, residual=residual,
                           **tensors)
-        part = world.symmetric(rank, (split, batch, n), torch.float32)
-        linear(partial_task, w, part, name, rows, **tensors)
+        part = world.symmetric(rank, (tiles.split, batch, n), torch.float32)
+        linear(partial_task, w, part, name, tiles, **tensors)
         out = act(1, batch, n, dtype=torch.float32)
         allreduce_ops(g, f"{name}.allreduce", part, residual, out, ranks=tp, mode=allreduce)
         return out
@@ -297,21 +362,25 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         g.input(e.router, e.gate_up, e.down)
         num, _, inter = e.down.shape
         slots = batch * e.top_k
-        logits = linear(Lin.rmsnorm_gemv, e.router, act(1, batch, num), f"{name}.router", gemv_tiling(e.router)[0],
-                        **post)
+        # its GEMVs keep the tiling's blocks: others were not measured for them (16 x 512 router tiles took a
+        # Qwen3-30B-A3B layer's batch-1 MegaKernel from 156 to 212 bytes of spill stores, ptxas)
+        itemsize, own = e.down.element_size(), [(tiling.block_n, tiling.block_k)]
+        logits = linear(Lin.rmsnorm_gemv, e.router, act(1, batch, num), f"{name}.router",
+                        gemv_tiling(e.router, blocks=own), **post)
         ids, weights = act(batch, e.top_k, dtype=torch.int64), act(batch, e.top_k, dtype=e.weight_dtype)
         g.add(Moe.route, name=f"{name}.route", logits=logits, ids=ids, weights=weights, RENORMALIZE=e.renormalize)
-        itemsize, blocks = e.down.element_size(), dict(BLOCK_N=tiling.block_n, BLOCK_K=tiling.block_k)
-        down_rows, down_split = tiling.gemv_tiles([hidden] * slots, inter, 1, itemsize, split_k=True)
-        _, down_chunk = tiling.split_k_blocks(inter, down_split, 1)
-        rows, _ = tiling.gemv_tiles([inter] * 2 * slots, hidden, 1, itemsize, split_k=False, align=down_chunk)
+        blocks = dict(BLOCK_N=tiling.block_n, BLOCK_K=tiling.block_k)
+        down_tiles = tiling.gemv_tiles([hidden] * slots, inter, 1, itemsize, split_k=True, blocks=own)
+        _, down_chunk = tiling.split_k_blocks(inter, down_tiles.split, 1)
+        rows = tiling.gemv_tiles([inter] * 2 * slots, hidden, 1, itemsize, split_k=False, align=down_chunk,
+                                 blocks=own).rows
         gate, up = act(1, slots, inter), act(1, slots, inter)
         for part, y, row0 in (("gate", gate, 0), ("up", up, inter)):  # an expert's gate rows, then its up rows
             g.add(Moe.expert_rmsnorm_gemv, name=f"{name}.experts_{part}", w=e.gate_up, ids=ids, y=y, row0=row0,
                   rows=inter, TILE_ROWS=rows, **blocks, **post)
-        down = act(down_split, slots, hidden, dtype=torch.float32)
+        down = act(down_tiles.split, slots, hidden, dtype=torch.float32)
         g.add(Moe.expert_silu_mul_gemv, name=f"{name}.experts_down", w=e.down, x=gate, x2=up, ids=ids, y=down,
-              TILE_ROWS=down_rows, **blocks)
+              TILE_ROWS=down_tiles.rows, **blocks)
         combine = dict(name=f"{name}.experts_combine", parts=down, weights=weights, dtype=dt)
         out = act(1, batch, hidden, dtype=torch.float32)
         if tp == 1:
@@ -363,13 +432,13 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         proj = {}
         # the attention sums q/k/v's split-K partial sums itself (a split-K GEMV takes no bias)
         split_qkv = batch > 1 and hidden >= tiling.qkv_split_min_k and all(p.bias is None for p in (a.q, a.k, a.v))
-        qkv_rows, qkv_split = gemv_tiling(a.q.weight, a.k.weight, a.v.weight, split_k=split_qkv)
+        qkv = gemv_tiling(a.q.weight, a.k.weight, a.v.weight, split_k=split_qkv)
         for name, lin, heads in (("q", a.q, a.heads), ("k", a.k, a.kv_heads), ("v", a.v, a.kv_heads)):
-            y = act(qkv_split, batch, heads * a.head_dim, dtype=dt if qkv_split == 1 else torch.float32)
+            y = act(qkv.split, batch, heads * a.head_dim, dtype=dt if qkv.split == 1 else torch.float32)
             bias = {} if lin.bias is None else {"bias": lin.bias}
             g.input(*bias.values())
             task, inputs = reader(Lin.rmsnorm_gemv_bias if bias else Lin.rmsnorm_gemv)
-            proj[name] = linear(task, lin.weight, y, f"L{i}.{name}_proj", qkv_rows, **bias, **inputs)
+            proj[name] = linear(task, lin.weight, y, f"L{i}.{name}_proj", qkv, **bias, **inputs)
 
         max_keys = min(state.k_cache[i].shape[2], a.window or state.k_cache[i].shape[2])
         splits = tiling.attention_splits(batch, a.kv_heads, max_keys)
@@ -391,9 +460,9 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         if fused:
             # o's partial sums and the fixed-point part the fused MLP accumulates (o clears it): the next residual
             # stream is both
-            o_rows, o_split = gemv_tiling(a.o.weight, split_k=True)
-            h, mlp = act(o_split, batch, hidden, dtype=torch.float32), act(1, batch, hidden, dtype=torch.int64)
-            linear(stream_reader(Lin.gemv_residual_zero), a.o.weight, h, f"L{i}.o_proj", o_rows, x=attn, zero=mlp,
+            o_tiles = gemv_tiling(a.o.weight, split_k=True)
+            h, mlp = act(o_tiles.split, batch, hidden, dtype=torch.float32), act(1, batch, hidden, dtype=torch.int64)
+            linear(stream_reader(Lin.gemv_residual_zero), a.o.weight, h, f"L{i}.o_proj", o_tiles, x=attn, zero=mlp,
                    **stream("residual"))
             # the down weights column-major: a tile's 16 columns are 16 rows of memory, where the model's
             # layout gives 32 bytes of every row (measured 190 us a step slower for Qwen3-0.6B)
@@ -412,20 +481,20 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
             continue
         inter = layer.gate.weight.shape[0]
         # gate/up tiles align to its chunks
-        down_rows, down_split = gemv_tiling(layer.down.weight, split_k=True, max_splits=stream_splits)
-        _, down_chunk = tiling.split_k_blocks(inter, down_split, batch)
-        mlp_rows, _ = gemv_tiling(layer.gate.weight, layer.up.weight, align=down_chunk)
+        down = gemv_tiling(layer.down.weight, split_k=True, max_splits=stream_splits)
+        _, down_chunk = tiling.split_k_blocks(inter, down.split, batch, (down.block_n, down.block_k))
+        mlp_tiles = gemv_tiling(layer.gate.weight, layer.up.weight, align=down_chunk)
         task, post = normed(f"L{i}.post_norm", layer.post_norm)(Lin.rmsnorm_gemv)
-        gate = linear(task, layer.gate.weight, act(1, batch, inter), f"L{i}.gate_proj", mlp_rows, **post)
-        up = linear(task, layer.up.weight, act(1, batch, inter), f"L{i}.up_proj", mlp_rows, **post)
+        gate = linear(task, layer.gate.weight, act(1, batch, inter), f"L{i}.gate_proj", mlp_tiles, **post)
+        up = linear(task, layer.up.weight, act(1, batch, inter), f"L{i}.up_proj", mlp_tiles, **post)
         resid = residual_linear(Lin.silu_mul_gemv_residual, Lin.silu_mul_gemv, layer.down.weight, f"L{i}.down_proj",
-                                resid, (down_rows, down_split), x=gate, x2=up)
+                                resid, down, x=gate, x2=up)
 
     vocab = decoder.lm_head.shape[0]  # this rank's slice of the vocabulary
     task, final = normed("final_norm", decoder.final_norm)(Lin.rmsnorm_gemv)
     if max_top_k is None:
-        rows, block = lm_head_tiling(vocab)
-        logits = linear(task, decoder.lm_head, act(1, batch, vocab), "lm_head", rows, **final)
+        tiles, block = lm_head_tiling(vocab)
+        logits = linear(task, decoder.lm_head, act(1, batch, vocab), "lm_head", tiles, **final)
         value = world.symmetric(rank, (batch, cdiv(vocab, block)), torch.float32)  # every rank's best per block,
         index = world.symmetric(rank, (batch, cdiv(vocab, block)), torch.int64)  # read by every rank's pick
         g.add(S.argmax_partial, name="argmax", logits=logits, value=value, index=index, offset=decoder.vocab_offset,
@@ -435,7 +504,7 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
     block, blocks = M.sample_blocks(vocab, max_top_k)
     logits = world.symmetric(rank, (1, batch, vocab), dt)  # the pick reads every rank's for large ties
     # lm_head tiles align to the blocks of the next phase
-    linear(task, decoder.lm_head, logits, "lm_head", gemv_tiling(decoder.lm_head, align=block)[0], **final)
+    linear(task, decoder.lm_head, logits, "lm_head", gemv_tiling(decoder.lm_head, align=block), **final)
     value = world.symmetric(rank, (batch, blocks), torch.float32)  # every rank's best per block, read by all
     index = world.symmetric(rank, (batch, blocks), torch.int64)
     settings = dict(seed=state.seed, temperature=state.temperature, top_k=state.top_k)

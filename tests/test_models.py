@@ -584,23 +584,43 @@ def test_a_launch_past_the_cache_stays_inside_it(family):
 # ---------------------------------------------------------------------------------------------------------
 
 def test_gemv_tiles_fill_whole_waves_and_respect_alignment():
-    from megagen.decode import Tiling
+    from megagen.decode import GemvTiles, Tiling
     t = Tiling(264)
     # Qwen3-0.6B's gate and up (3072 rows each over K = 1024): 16-row tiles would be 384, one and a half waves
-    rows, split = t.gemv_tiles([3072, 3072], 1024, 1, 2, split_k=False)
+    rows, split, *_ = t.gemv_tiles([3072, 3072], 1024, 1, 2, split_k=False)
     assert split == 1 and rows % 4 == 0 and 2 * -(-3072 // rows) <= 264, rows
-    aligned, _ = t.gemv_tiles([3072, 3072], 1024, 1, 2, split_k=False, align=1024)
+    aligned = t.gemv_tiles([3072, 3072], 1024, 1, 2, split_k=False, align=1024).rows
     assert 1024 % aligned == 0 and aligned >= 16
     # a residual projection too short to fill the CTAs splits K instead of shrinking tiles below a block
-    rows, split = t.gemv_tiles([1024], 2048, 1, 2, split_k=True)
+    rows, split, *_ = t.gemv_tiles([1024], 2048, 1, 2, split_k=True)
     assert rows >= 16 and split > 1 and split * -(-1024 // rows) <= 264
-    assert Tiling(264, max_tile_rows=16).gemv_tiles([151936], 1024, 1, 2, split_k=False)[0] == 16
+    assert Tiling(264, max_tile_rows=16).gemv_tiles([151936], 1024, 1, 2, split_k=False).rows == 16
     # the lm_head of greedy decoding may take taller tiles: Qwen3-0.6B's in one wave
-    assert t.gemv_tiles([151936], 1024, 1, 2, split_k=False, max_rows=576) == (576, 1)
+    assert t.gemv_tiles([151936], 1024, 1, 2, split_k=False, max_rows=576) == GemvTiles(576, 1, 32, 256)
     # Llama-3.2-1B's down projection at batch 8 (64-row blocks): 32 row tiles, so K splits fill the CTAs, as many as
     # allowed
-    assert t.gemv_tiles([2048], 8192, 8, 2, split_k=True, max_splits=4) == (64, 4)
-    assert t.gemv_tiles([2048], 8192, 8, 2, split_k=True, max_splits=8) == (64, 8)
+    assert t.gemv_tiles([2048], 8192, 8, 2, split_k=True, max_splits=4)[:2] == (64, 4)
+    assert t.gemv_tiles([2048], 8192, 8, 2, split_k=True, max_splits=8)[:2] == (64, 8)
+
+
+def test_batch1_phase_of_long_tiles_takes_half_height_blocks():
+    """At batch 1 a phase whose tiles would be few and long (Llama-3.2-1B's q/k/v: 96 tiles of 8 loop steps) takes
+    16 x 512 blocks, twice the tiles of half the steps; one the cost calls only slightly faster that way
+    (Qwen3-0.6B's q/k/v), a phase that splits K, a batch, 8-row blocks and ``latency_tiles=False`` keep the tiling's
+    blocks and the tiling the bytes streamed choose."""
+    from megagen.decode import GemvTiles, Tiling
+    t = Tiling(264)
+    llama_qkv = ([2048, 512, 512], 2048)
+    assert t.gemv_tiles(*llama_qkv, 1, 2, split_k=False) == GemvTiles(16, 1, 16, 512)
+    assert Tiling(264, latency_tiles=False).gemv_tiles(*llama_qkv, 1, 2, split_k=False) == GemvTiles(32, 1, 32, 256)
+    assert t.gemv_tiles(*llama_qkv, 8, 2, split_k=False)[2:] == (32, 256)  # a batch (linear.block_shape widens it)
+    assert t.gemv_tiles([2048, 1024, 1024], 1024, 1, 2, split_k=False) == GemvTiles(32, 1, 32, 256)  # Qwen3-0.6B
+    assert t.gemv_tiles([2048], 2048, 1, 2, split_k=True)[2:] == (32, 256)  # Llama-3.2-1B's o splits K instead
+    assert Tiling.for_tp(264, 4).gemv_tiles(*llama_qkv, 1, 2, split_k=False)[2:] == (8, 512)
+    # what the switch rests on: the phase's time in loop-step round trips, 96 tiles of 8 steps against 192 of 4
+    long, short = t._batch1_tile_us(GemvTiles(32, 1, 32, 256), 2048, 96, 2), t._batch1_tile_us(
+        GemvTiles(16, 1, 16, 512), 2048, 192, 2)
+    assert short < 0.8 * long
 
 
 def test_gemv_weight_blocks_by_tp():
@@ -618,7 +638,7 @@ def test_gemv_weight_blocks_by_tp():
     assert Tiling.for_tp(264, 4, max_tile_rows=64).max_tile_rows == 64
     assert all(Lin.block_shape(b, 32, 256) == Lin.block_shape(b, 16, 512) for b in (2, 8, 16))
     # Qwen3-0.6B's lm_head at batch 1 in one wave of 576-row tiles, whole 32-row blocks
-    assert Tiling(264).gemv_tiles([151936], 1024, 1, 2, split_k=False, max_rows=576) == (576, 1)
+    assert Tiling(264).gemv_tiles([151936], 1024, 1, 2, split_k=False, max_rows=576)[:2] == (576, 1)
 
 
 def test_lm_head_runs_one_wave_of_tiles_each_followed_by_an_argmax_tile():

@@ -1,0 +1,17 @@
+#!/bin/bash
+# call 4 (2026-11-26, eighth session): the committed tree (latency_tiles on by default): A/B against it off, GPU tests
+# and decode_check, then megagen beside torch.compile and the PDL baseline at batch 1
+export PYTHONUNBUFFERED=1 MEGAGEN_CACHE_DIR=/tmp/megagen_cache
+python3 -m pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1 || echo "pip failed"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $OUT/gpu.txt
+timeout 130 python3 benchmarks/ab.py --model Llama-3.2-1B --batch 1 --rounds 3 --passes 1 main \
+  off:latency_tiles=False > $OUT/ab_final_Llama-3.2-1B.log 2>&1; echo "ab rc=$?"; tail -3 $OUT/ab_final_Llama-3.2-1B.log
+timeout 200 python3 -m pytest -v -p no:cacheprovider -n 12 tests/test_reference.py tests/test_gpu_compile.py \
+  tests/test_models.py > $OUT/pytest.log 2>&1 &
+timeout 150 python3 benchmarks/decode_check.py --presets Llama-3.2-1B --new-tokens 32 --steps 20 --skip-hf \
+  --out $OUT/decode_check.json > /tmp/dc.log 2>&1; echo "decode_check rc=$?"; grep -v Warning /tmp/dc.log | tail -6
+wait; grep -E "FAILED|ERROR| passed| failed" $OUT/pytest.log | tail -8; echo "t=$SECONDS"
+left=$((585 - SECONDS))
+timeout $left python3 -m megagen.bench --model Llama-3.2-1B Qwen3-0.6B --batch 1 --schedulers round_robin \
+  --baselines ops_pdl_cuda_graph torch_compile_cuda_graph --out $OUT/bench_b1 > $OUT/bench_b1.log 2>&1; echo "bench rc=$?"
+grep -A8 "^| system" $OUT/bench_b1/bench.md; echo "t=$SECONDS"
