@@ -124,7 +124,7 @@ ROW_BLOCK_END_US = 0.6
 STEP_LATENCY_US = 0.8
 CTA_BYTES_PER_US = 12_000
 # A phase takes other weight blocks than the tiling's only where the cost predicts it this much faster: more, shorter
-# tiles also cost what the cost leaves out (more tiles for the consumer to poll, CTAs reaching them late). On an H100
+# tiles also cost what the cost leaves out (e.g. tiles on CTAs still busy with the phase before). On an H100
 # (BENCHMARKS.md) Llama-3.2-1B's q/k/v, predicted 29% faster with 16 x 512 blocks, took its step 1.158 -> 1.145 ms;
 # Qwen3-0.6B's, predicted 9% faster, 1.001 -> 1.065.
 BLOCK_SWITCH_GAIN = 0.2
