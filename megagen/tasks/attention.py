@@ -52,48 +52,63 @@ def _swap_halves(x, D: tl.constexpr):
 
 
 @triton.jit
-def _rope_rows(src, rows, row_mask, cos, sin, p, norm_w, part_stride, like, EPS: tl.constexpr, D: tl.constexpr,
-               D_PAD: tl.constexpr, PARTS: tl.constexpr):
-    """Heads of D values at ``src + rows * D`` (``_projection``) as an fp32 [rows, D_PAD] tile: RMS-normalised
-    if norm_w is given, rotated by position p.
+def _head_rows(src, rows, row_mask, cos, sin, p, norm_w, part_stride, like, D: tl.constexpr, D_PAD: tl.constexpr,
+               PARTS: tl.constexpr):
+    """What rotating heads of D values at ``src + rows * D`` (``_projection``) at position p takes, as
+    [rows, D_PAD] tiles of one layout: the heads in fp32; each element's rotate_half partner half a head away,
+    loaded a second time (with partial sums, the heads themselves: ``_rope_rows`` swaps their halves in
+    registers); the cos and sin rows at p; the per-head norm's weights of each element and of its partner (the
+    cos row where the model has no such norm: unused). Rows outside ``row_mask`` are zero.
 
-    Each element rotates with its partner half a head away (rotate_half), loaded a second time (partial sums:
-    swapped in registers), so a whole head stays in one row. Rows outside ``row_mask`` are zero. The caller
+    Only loads, each table in its heads' shape, so that no math (a reduction's barrier, a layout conversion
+    through shared memory) comes between them: such math waits for the loads issued before it, and every load
+    after it pays a round trip of its own. A tile issues all of its loads first, for one round trip in all."""
+    d = tl.arange(0, D_PAD)
+    partner = tl.where(d < D // 2, d + D // 2, d - D // 2)
+    m = row_mask[:, None] & (d < D)[None, :]
+    x = _projection(src, rows[:, None] * D + d[None, :], m, part_stride, like, PARTS)
+    if PARTS > 1 and D == D_PAD:
+        xp = x
+    else:
+        xp = _projection(src, rows[:, None] * D + partner[None, :], m, part_stride, like, PARTS)
+    if PARTS == 1:
+        at = rows[:, None] * 0 + d[None, :]  # every row reads the same table row
+        at_partner = rows[:, None] * 0 + partner[None, :]
+        tm = m
+    else:
+        # [1, D_PAD] rows, broadcast: with split-K partial sums the heads' loads are many, and tables in their
+        # shape took a batch-8 Llama-3.2-1B layer's MegaKernel from 172 to 268 bytes of spills (ptxas, sm_90a)
+        # and its step 3.9% slower on an H100 (BENCHMARKS.md)
+        at, at_partner, tm = d[None, :], partner[None, :], (d < D)[None, :]
+    c = tl.load(cos + p * D + at, mask=tm, other=0.0)
+    s = tl.load(sin + p * D + at, mask=tm, other=0.0)
+    if norm_w is None:
+        w, wp = c, c
+    else:
+        w = tl.load(norm_w + at, mask=tm, other=0.0)
+        wp = tl.load(norm_w + at_partner, mask=tm, other=0.0)
+    return x, xp, c, s, w, wp
+
+
+@triton.jit
+def _rope_rows(heads, norm_w, EPS: tl.constexpr, D: tl.constexpr, D_PAD: tl.constexpr, PARTS: tl.constexpr):
+    """Heads (``_head_rows``) RMS-normalised if norm_w is given, then rotated: fp32 [rows, D_PAD]. The caller
     rounds the result to the model dtype once (HuggingFace rounds each product, so bf16 results may differ from
     it by an ulp)."""
-    d = tl.arange(0, D_PAD)
-    cols = d < D
-    partner = tl.where(d < D // 2, d + D // 2, d - D // 2)
-    m = row_mask[:, None] & cols[None, :]
-    x = _projection(src, rows[:, None] * D + d[None, :], m, part_stride, like, PARTS)
+    x, xp, c, s, w, wp = heads
     if PARTS > 1 and D == D_PAD:
         # the partners from x's registers: loading and rounding every part a second time took a batch-8 Llama-3.2-1B
         # layer's MegaKernel from 300 to 708 bytes of spills (ptxas, sm_90a), this 292; one part loads its partners,
         # which spilled less at batch 1 (Qwen3-0.6B 136 bytes, against 188 swapped)
         xp = _swap_halves(x, D)
-    else:
-        xp = _projection(src, rows[:, None] * D + partner[None, :], m, part_stride, like, PARTS)
     if norm_w is not None:
         rstd = tl.rsqrt(tl.sum(x * x, axis=1) / D + EPS)[:, None]
         dt = norm_w.dtype.element_ty
-        w = tl.load(norm_w + d, mask=cols, other=0.0).to(tl.float32)[None, :]
-        wp = tl.load(norm_w + partner, mask=cols, other=0.0).to(tl.float32)[None, :]
-        x = ((x * rstd).to(dt).to(tl.float32) * w).to(dt).to(tl.float32)
-        xp = ((xp * rstd).to(dt).to(tl.float32) * wp).to(dt).to(tl.float32)
-    c = tl.load(cos + p * D + d, mask=cols, other=0.0).to(tl.float32)[None, :]
-    s = tl.load(sin + p * D + d, mask=cols, other=0.0).to(tl.float32)[None, :]
+        x = ((x * rstd).to(dt).to(tl.float32) * w.to(tl.float32)).to(dt).to(tl.float32)
+        xp = ((xp * rstd).to(dt).to(tl.float32) * wp.to(tl.float32)).to(dt).to(tl.float32)
+    d = tl.arange(0, D_PAD)
     sign = tl.where(d < D // 2, -1.0, 1.0)[None, :]
-    return x * c + sign * xp * s
-
-
-@triton.jit
-def _new_key(k, b, h, wanted, cos, sin, p, k_norm_w, B, like, K_EPS: tl.constexpr, KV: tl.constexpr,
-             D: tl.constexpr, D_PAD: tl.constexpr, PARTS: tl.constexpr):
-    """The new token's key for KV head h of row b: RoPE (after k_norm) of the k projection, fp32 [1, D_PAD]
-    (zero, and nothing loaded from k, unless ``wanted``)."""
-    one = tl.arange(0, 1)
-    return _rope_rows(k + (b * KV + h) * D, one, (one < 1) & wanted, cos, sin, p, k_norm_w, B * KV * D, like, K_EPS,
-                      D, D_PAD, PARTS)
+    return x * c.to(tl.float32) + sign * xp * s.to(tl.float32)
 
 
 @triton.jit
@@ -191,19 +206,22 @@ def attention_partial_tile(q, k, v, cos, sin, q_norm_w, k_norm_w, k_cache, v_cac
     d = tl.arange(0, D_PAD)
     heads = h * GROUP + g
     base = (b * KV + h) * S_MAX
-    # Every load is issued before the math that waits on it: the queries and (last split only, masked
-    # elsewhere) the new key and value here, the first block of cached keys and values by the prefetch,
-    # and the loop loads one block ahead. Each load then costs one round trip in all, not one after another.
+    # Every load is issued before the math that waits on it, so they cost one round trip in all, not one after
+    # another: the prefetch loaded the first block of cached keys and values, here the new key and value (last
+    # split only, masked elsewhere) and the queries with their tables, and the loop loads one block ahead (the
+    # next block's loads issued before the math on the one it holds measured slower).
     last = s == SPLITS - 1
+    one = tl.arange(0, 1)
+    kh = _head_rows(k + (b * KV + h) * D, one, (one < 1) & last, cos, sin, p, k_norm_w, B * KV * D, k_cache, D, D_PAD,
+                    PARTS)
     # the cache holds the model dtype, which the projections' split-K partial sums (PARTS > 1) are rounded to
-    kn = _new_key(k, b, h, last, cos, sin, p, k_norm_w, B, k_cache, K_EPS, KV, D, D_PAD, PARTS)
-    kn = kn.to(k_cache.dtype.element_ty)
     vn = _projection(v, (b * KV + h) * D + d[None, :], last & (d[None, :] < D), B * KV * D, v_cache, PARTS)
+    qh = _head_rows(q + b * KV * GROUP * D, heads, g < GROUP, cos, sin, p, q_norm_w, B * KV * GROUP * D, k_cache, D,
+                    D_PAD, PARTS)
+    kn = _rope_rows(kh, k_norm_w, K_EPS, D, D_PAD, PARTS).to(k_cache.dtype.element_ty)
     vn = vn.to(v_cache.dtype.element_ty)
     # the rotated queries in the model dtype, as HuggingFace multiplies them with the keys
-    qr = _rope_rows(q + b * KV * GROUP * D, heads, g < GROUP, cos, sin, p, q_norm_w, B * KV * GROUP * D, k_cache,
-                    Q_EPS, D, D_PAD, PARTS)
-    qr = qr.to(k_cache.dtype.element_ty)
+    qr = _rope_rows(qh, q_norm_w, Q_EPS, D, D_PAD, PARTS).to(k_cache.dtype.element_ty)
     m_i = tl.full((G_PAD,), float("-inf"), dtype=tl.float32)
     l_i = tl.zeros((G_PAD,), dtype=tl.float32)
     acc = tl.zeros((G_PAD, D_PAD), dtype=tl.float32)
