@@ -9,6 +9,7 @@ runs in a subprocess because this process has Triton's interpreter switched on.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -155,6 +156,29 @@ def test_decode_megakernel_stays_within_its_spill_budget(preset, batch):
     spills, budget = report["megakernel"]["spill_stores"], SPILL_BUDGETS[preset, batch]
     assert spills <= budget, (f"the batch-{batch} {preset} decode MegaKernel spills {spills} bytes a thread (budget "
                               f"{budget}): a task's registers crowd the others'; see BENCHMARKS.md")
+
+
+def _loops(sass_lines: list[str]) -> list[tuple[int, int]]:
+    """(first, last) line of each loop in nvdisasm output: a label, and a branch back to it."""
+    labels = {line.strip()[:-1]: i for i, line in enumerate(sass_lines) if re.fullmatch(r"\s*\.L_x_\d+:", line)}
+    return [(labels[m.group(1)], i) for i, line in enumerate(sass_lines)
+            if (m := re.search(r"BRA `\((\.L_x_\d+)\)", line)) and labels.get(m.group(1), i) < i]
+
+
+def test_attention_tile_issues_its_loads_in_one_round_trip():
+    """After its wait (``ACQBULK`` in the op's own kernel) a Qwen3 attention tile issues every load outside its
+    key/value loop before its first barrier: a barrier (a reduction, a layout conversion) waits for the loads
+    before it, and each load after it pays a round trip of its own. Five such round trips one after another had
+    cost Qwen3-0.6B 1.5-2.7% of a step on an H100 (BENCHMARKS.md, 2026-11-26, ninth session)."""
+    code = _python([str(ROOT / "benchmarks" / "ptxas_report.py"), "--preset", "Qwen3-0.6B", "--sass", "L0.attention"])
+    lines = code.splitlines()
+    wait = next(i for i, line in enumerate(lines) if "ACQBULK" in line)
+    barrier = next(i for i in range(wait, len(lines)) if "BAR.SYNC" in lines[i])
+    loops = _loops(lines)
+    late = [lines[i].strip() for i in range(barrier, len(lines))
+            if "LDG" in lines[i] and not any(first <= i <= last for first, last in loops)]
+    early = sum("LDG" in line for line in lines[wait:barrier])
+    assert loops and early >= 5 and not late, (early, late)
 
 
 def test_ptxas_report_prints_an_ops_machine_code():
