@@ -11,8 +11,8 @@ slots), tiled for ``--ctas`` CTAs (264: two an SM of an H100), with Triton's bun
 kernel's registers and spill bytes a thread. ``--ops`` also compiles each op's own kernel, as the op-by-op PDL
 baseline launches it, and lists what every task needs on its own. ``--sample K`` builds the sampling step (top-k
 up to K) instead of the greedy one. ``--sass OP`` prints the machine code of one op's own kernel instead (e.g.
-``--sass lm_head``; ops of layer 0 are ``L0.q_proj``, ``L0.attention``, ...), and ``--tiles`` each op's tiles and
-tile shape.
+``--sass lm_head``; ops of layer 0 are ``L0.q_proj``, ``L0.attention``, ...; each instruction ends with the
+scoreboards it sets and waits for), and ``--tiles`` each op's tiles and tile shape.
 """
 import argparse
 import json

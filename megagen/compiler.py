@@ -195,12 +195,43 @@ def _ptxas(ptx: str, gpu: str, out: str, tmp: str) -> subprocess.CompletedProces
 
 def sass(ptx: str, gpu: str = "sm_90a") -> str:
     """The machine code ptxas makes of the PTX's kernel, as ``nvdisasm`` prints it: where to read what a loop
-    step costs (its loads, barriers, shared-memory round trips)."""
+    step costs (its loads, barriers, shared-memory round trips). Each instruction ends with its scoreboards
+    (``_scoreboards``): which a load sets, which an instruction waits for."""
     with tempfile.TemporaryDirectory() as tmp:
         cubin = os.path.join(tmp, "kernel.cubin")
         _ptxas(ptx, gpu, cubin, tmp)
-        return subprocess.run([_nvidia_tool("nvdisasm"), "-c", cubin], capture_output=True, text=True,
+        code = subprocess.run([_nvidia_tool("nvdisasm"), "-hex", "-c", cubin], capture_output=True, text=True,
                               check=True).stdout
+    return _scoreboards(code)
+
+
+_ENCODING = re.compile(r"\s*/\* (0x[0-9a-f]{16}) \*/\s*$")
+
+
+def _scoreboards(code: str) -> str:
+    """nvdisasm ``-hex`` output with each instruction's control bits in words: ``sets sbN`` (the scoreboard a
+    variable-latency instruction, e.g. a global load, releases when its result is ready), ``waits sbN,..``.
+
+    a warp has six scoreboards, and a wait is for everything on a scoreboard: a load that shares one
+    with a slower load (an L2 hit with an HBM block) is ready only when both are (BENCHMARKS.md, 2026-11-26,
+    ninth session). Hopper keeps the control bits in bits 105-127 of each 128-bit instruction: stall (4 bits),
+    yield (1), write scoreboard (3; 7 none), read scoreboard (3), wait mask (6), reuse (4); nvdisasm prints the
+    low and then the high 64 bits, the high on the next line."""
+    lines = code.splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        low = _ENCODING.search(line)
+        high = _ENCODING.fullmatch(lines[i + 1]) if low and i + 1 < len(lines) else None
+        if not high:
+            if not _ENCODING.fullmatch(line):
+                out.append(line)
+            continue
+        control = int(high.group(1), 16) >> 41
+        write, wait = (control >> 5) & 7, (control >> 11) & 0x3F
+        words = ([f"sets sb{write}"] if write != 7 else []) + (
+            ["waits sb" + ",".join(str(b) for b in range(6) if wait >> b & 1)] if wait else [])
+        out.append(line[:low.start()].rstrip() + (f"  // {' '.join(words)}" if words else ""))
+    return "\n".join(out) + "\n"
 
 
 def ptxas_usage(ptx: str, gpu: str = "sm_90a") -> dict:

@@ -186,6 +186,10 @@ def test_ptxas_report_prints_an_ops_machine_code():
     report = [str(ROOT / "benchmarks" / "ptxas_report.py"), "--preset", "tiny-qwen3"]
     code = _python(report + ["--sass", "L0.o_proj"])
     assert "LDG.E.EF" in code and "EXIT" in code  # the weight loads (evict-first), the end
+    # every global load releases a scoreboard its first use waits for (the control bits, decoded)
+    loads = [line for line in code.splitlines() if "LDG" in line]
+    assert loads and all(re.search(r"// sets sb[0-5]$", line) for line in loads), loads
+    assert re.search(r"// (sets sb[0-5] )?waits sb[0-5]", code)
     r = _python(report + ["--sass", "L0.nope"], ok=False)
     assert r.returncode != 0 and "no op 'L0.nope'" in r.stderr and "L0.o_proj" in r.stderr
     for option, rows in (([], 32), (["--option", "block_n=16"], 16)):  # the tiles, under tiling options

@@ -256,8 +256,9 @@ def linear_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero,
     xk, extra = _x_load(x, x_fixed, x2, norm_w, k_begin, B, K, BLOCK_K, B_PAD, X_PARTS, X_MODE)
     # At batch > 1 the first step is peeled: block 1's loads come before the RMSNorm pass, so that the pass's wait
     # for x overlaps them (one round trip after the wait, not the pass's and then the block's). Llama-3.2-1B at
-    # batch 8: 5.9% faster on an H200; at batch 1 Qwen3-0.6B and Llama-3.2-1B measured 4.5-5.6% slower (same
-    # machine; why is not established), so batch 1 keeps the plain loop (BENCHMARKS.md).
+    # batch 8: 5.9% faster on an H200. At batch 1 Qwen3-0.6B and Llama-3.2-1B measured 4.5-5.6% slower (same
+    # machine): there ptxas gives a block-1 weight load (HBM) the scoreboard of the pass's x loads (L2), so the
+    # pass waits for HBM. Batch 1 keeps the plain loop (BENCHMARKS.md).
     PEEL: tl.constexpr = STEPS > 1 and B_PAD > 1
     first = 1
     if PEEL:
