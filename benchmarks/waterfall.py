@@ -20,6 +20,10 @@ A second table shows each phase's boundary with the one before (its last tile's 
 a tile's CTA reached the tile (median; a CTA issues the tile's prefetch then, and its poll is answered only
 once the prefetch has landed: BENCHMARKS.md, the poll probe), how many tiles were reached after it, how
 long after it the tiles' waits were done (median and last), and a tile's median run time after its wait.
+
+A third splits that run for the phases whose tiles mark their progress (``megagen.profiler_device.mark``: the
+GEMV tiles): from the wait to the input ready (x loaded, the RMSNorm pass done), to the last products (the
+weights streamed), to the stores issued, and to the end (the release: a CTA barrier, a fence, the counters).
 """
 from __future__ import annotations
 
@@ -98,6 +102,9 @@ def waterfall(profile: Profile, config, context: int, bandwidth: float, batch: i
     sizes = op_bytes(config, context, batch)
     ctas = np.unique(profile.rows[:, CTA]).size
     run, start, wait_done, end, cta = profile.run, profile.start, profile.wait_done, profile.end, profile.rows[:, CTA]
+    # per task: wait done -> each mark -> end, where the task recorded every mark
+    steps = np.diff(np.column_stack([wait_done, profile.marks, end]), axis=1)
+    marked = ~np.isnan(steps).any(axis=1)
     rows, prev_end = [], 0
     for layer, phase, tasks in phases_of(profile):
         names = {profile.op_names[k] for k in np.unique(profile.task_op[tasks])}
@@ -112,7 +119,8 @@ def waterfall(profile: Profile, config, context: int, bandwidth: float, batch: i
                          slow_streaming=busy - floor, uneven_waves=busiest - busy, latency=critical - busiest,
                          lead=float(np.median(prev_end - start[tasks])),
                          arrived_late=int((start[tasks] > prev_end).sum()), wake=float(np.median(woke)),
-                         last_wake=float(woke.max()), tile_run=float(np.median(run[tasks]))))
+                         last_wake=float(woke.max()), tile_run=float(np.median(run[tasks])),
+                         marks=np.median(steps[tasks[marked[tasks]]], axis=0) if marked[tasks].any() else None))
         prev_end = max(prev_end, phase_end)
     return rows
 
@@ -127,6 +135,8 @@ def layer_table(rows: list[dict]) -> list[dict]:
         med = {k: float(np.median([r[k] for r in rs])) for k in (
             "tiles", "bytes", "critical", "floor", "slow_streaming", "uneven_waves", "latency", "lead", "arrived_late",
             "wake", "last_wake", "tile_run")}
+        marks = [r["marks"] for r in rs if r.get("marks") is not None]
+        med["marks"] = np.median(marks, axis=0) if marks else None
         table.append(dict(phase=phase, layers=0 if outside else len(rs), **med))
     return table
 
@@ -152,6 +162,15 @@ def markdown(rows: list[dict], title: str) -> str:
     for name, r in zip(names, table):
         lines.append(f"| {name} | {r['tiles']:.0f} | {r['lead'] / 1e3:.2f} | {r['arrived_late']:.0f} | "
                      f"{r['wake'] / 1e3:.2f} / {r['last_wake'] / 1e3:.2f} | {r['tile_run'] / 1e3:.2f} |")
+    marked = [(name, r) for name, r in zip(names, table) if r["marks"] is not None]
+    if marked:
+        lines += ["", "Inside the tiles that mark their progress: median µs from the wait to the input ready (x "
+                  "loaded, the RMSNorm pass done), from there to the last products (the weights streamed), to the "
+                  "stores issued, and to the end (the release).", "",
+                  "| phase | wait → input ready | → last products | → stores issued | → end |",
+                  "|---|---|---|---|---|"]
+        for name, r in marked:
+            lines.append(f"| {name} | " + " | ".join(f"{v / 1e3:.2f}" for v in r["marks"]) + " |")
     return "\n".join(lines) + "\n"
 
 

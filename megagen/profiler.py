@@ -2,10 +2,11 @@
 
 A MegaKernel built with ``profile=True`` records, for every task of each launch, the CTA and SM that ran it
 and three timestamps: start (the task is fetched, before its prefetch and wait), wait done (its dependencies
-are satisfied) and end (after release_tile); ``MegaKernel.profile()`` returns the latest launch's as a
-``Profile``. On a GPU timestamps are the global timer in nanoseconds. Under Triton's interpreter they are a
-logical clock: each event takes the next number, so they give the order of events, not their duration, and
-the SM is the virtual CTA.
+are satisfied) and end (after release_tile), and the marks its tile function recorded inside its run
+(``megagen.profiler_device.mark``; the GEMV tiles mark input ready, products done, stores issued);
+``MegaKernel.profile()`` returns the latest launch's as a ``Profile``. On a GPU timestamps are the global timer
+in nanoseconds. Under Triton's interpreter they are a logical clock: each event takes the next number, so they
+give the order of events, not their duration, and the SM is the virtual CTA.
 
 A profile needs only its rows and the graph's op names, task types and tile counts, so it can be saved on a
 GPU machine (``save``) and read, converted and plotted anywhere (``load``, ``from_buffer``).
@@ -19,15 +20,17 @@ from pathlib import Path
 import numpy as np
 
 from megagen.errors import MegagenError
-from megagen.profiler_device import PROFILE_FIELDS
+from megagen.profiler_device import PROFILE_FIELDS, PROFILE_MARK_SLOT, PROFILE_MARKS
 
 CLOCKS = ("globaltimer", "logical")
-TASK, CTA, SM, T_START, T_WAIT_DONE, T_END = range(PROFILE_FIELDS.value)
+TASK, CTA, SM, T_START, T_WAIT_DONE, T_END = range(6)
+T_MARKS = PROFILE_MARK_SLOT.value  # the first mark's column
 
 
 @dataclasses.dataclass
 class Profile:
-    """One launch: ``rows[task]`` = (task, cta, sm, t_start, t_wait_done, t_end), tasks numbered op by op."""
+    """One launch: ``rows[task]`` = (task, cta, sm, t_start, t_wait_done, t_end, marks), tasks numbered op by op
+    (rows without marks, as profiles saved before marks existed have them, read as marking nothing)."""
 
     graph_name: str
     op_names: list[str]
@@ -42,6 +45,8 @@ class Profile:
         if self.clock not in CLOCKS:
             raise MegagenError(f"clock must be one of {CLOCKS}, got {self.clock!r}")
         n = int(self.op_offsets[-1])
+        if self.rows.ndim == 2 and self.rows.shape[1] == T_MARKS:
+            self.rows = np.concatenate([self.rows, np.zeros((self.rows.shape[0], PROFILE_MARKS.value), np.int64)], 1)
         if self.rows.shape != (n, PROFILE_FIELDS.value):
             raise MegagenError(f"a profile of {n} tasks needs rows of shape ({n}, {PROFILE_FIELDS.value}), "
                                f"got {self.rows.shape}")
@@ -54,7 +59,8 @@ class Profile:
     # -- construction ------------------------------------------------------------------------
     @classmethod
     def from_buffer(cls, rows, graph, clock: str = "globaltimer") -> Profile:
-        """A profile from recorded rows (array-like ``[tasks, 6]``) and the TaskGraph they were recorded for."""
+        """A profile from recorded rows (array-like ``[tasks, PROFILE_FIELDS]``) and the TaskGraph they were recorded
+        for."""
         if hasattr(rows, "cpu"):
             rows = rows.cpu().numpy()
         offsets = np.cumsum([0] + [op.num_tiles for op in graph.ops])
@@ -103,6 +109,13 @@ class Profile:
     @property
     def end(self) -> np.ndarray:
         return self.rows[:, T_END] - self.rows[:, T_START].min()
+
+    @property
+    def marks(self) -> np.ndarray:
+        """[tasks, PROFILE_MARKS] times of the marks each task's tile recorded, as ``start``; NaN where it recorded
+        none."""
+        raw = self.rows[:, T_MARKS:].astype(np.float64)
+        return np.where(raw > 0, raw - self.rows[:, T_START].min(), np.nan)
 
     @property
     def wait(self) -> np.ndarray:

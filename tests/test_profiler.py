@@ -9,7 +9,8 @@ import torch
 
 import megagen
 from megagen.compiler import POINTER_PARAMS
-from megagen.profiler import CTA, SM, T_END, T_START, T_WAIT_DONE, Profile
+from megagen.profiler import CTA, SM, T_END, T_MARKS, T_START, T_WAIT_DONE, Profile
+from megagen.profiler_device import PROFILE_MARKS
 from megagen.tasks import add, gemv
 from mgutil import assert_matches, rand, weights
 
@@ -64,8 +65,21 @@ def test_logical_clock_numbers_every_event(profiled):
     if p.clock != "logical":
         pytest.skip("the logical clock is the interpreter's")
     assert (p.rows[:, SM] == p.rows[:, CTA]).all()
-    stamps = np.sort(p.rows[:, T_START:T_END + 1].reshape(-1))
-    assert (np.diff(stamps) == 1).all(), "three events per task, one tick each"
+    marks = p.rows[:, T_MARKS:]
+    stamps = np.sort(np.concatenate([p.rows[:, T_START:T_END + 1].reshape(-1), marks[marks > 0]]))
+    assert (np.diff(stamps) == 1).all(), "three events per task and its marks, one tick each"
+
+
+def test_gemv_tiles_mark_their_progress(profiled):
+    """A GEMV tile records three marks in its run, in order (input ready, last products, stores issued); the add's
+    tiles record none. On the logical clock the order is exact."""
+    mk, p = profiled
+    gemv_tasks = p.task_type == "gemv"
+    assert gemv_tasks.sum() == 4 and p.marks.shape == (p.num_tasks, PROFILE_MARKS.value)
+    times = np.column_stack([p.wait_done, p.marks, p.end])[gemv_tasks]
+    steps = np.diff(times, axis=1)
+    assert ((steps > 0) if p.clock == "logical" else (steps >= 0)).all(), times  # a GPU clock ticks coarsely
+    assert np.isnan(p.marks[~gemv_tasks]).all()
 
 
 def test_chrome_trace(profiled, tmp_path):

@@ -48,9 +48,12 @@ _RESERVED = {"tile", "prefetched", "task", "rec", "argrow", "variant", "dep0", "
              "record_no_progress", "tl", "triton", "REC_VARIANT", "REC_TILE", "REC_ARGS", "REC_DEP0",
              "REC_DEP_BEGIN", "REC_DEP_END", "REC_OP_COUNTER", "REC_GROUP_COUNTER",
              "profile", "CLOCK", "t_start", "t_wait_done", "profile_clock", "profile_task", "rank", "WORLD",
-             "counter_table", "wait_peer_deps", "peer_task", "rank_counters", "PEERS"}
+             "counter_table", "wait_peer_deps", "peer_task", "rank_counters", "PEERS", "marks", "PROFILE_FIELDS",
+             "PROFILE_HEADER_ROWS", "PROFILE_MARK_SLOT"}
 # Names a tile function (or reference) may take besides its tensors and plan values, bound by the driver.
 DRIVER_VALUES = ("tile", "rank", "WORLD")
+# ... and a tile function alone: its profile marks (megagen.profiler_device.mark; None unless profiling).
+TILE_DRIVER_VALUES = ("marks",)
 
 # Dtypes a tile function can receive pointers to, with their Triton names.
 TRITON_DTYPES = {
@@ -219,10 +222,11 @@ class TaskType:
         for fn in (self.fn, self.prefetch, self.reference):
             if fn is None:
                 continue
-            prefetched = fn is not self.reference  # a reference gets no 'prefetched'
-            unknown = [a for a in param_names(fn) if a not in known and not (prefetched and a == "prefetched")]
+            device = fn is not self.reference  # a reference gets no 'prefetched' and no 'marks'
+            extra = {"prefetched", *TILE_DRIVER_VALUES} if device else set()
+            unknown = [a for a in param_names(fn) if a not in known and a not in extra]
             if unknown:
-                allowed = ("plan constexprs, 'tile', 'rank', 'WORLD' nor 'prefetched'" if prefetched
+                allowed = ("plan constexprs, 'tile', 'rank', 'WORLD', 'marks' nor 'prefetched'" if device
                            else "plan constexprs, 'tile', 'rank' nor 'WORLD'")
                 raise TaskDefinitionError(
                     f"task '{self.name}': {fn.__name__} takes {unknown}, which are neither tensors, plan scalars, "

@@ -39,6 +39,7 @@ import triton
 import triton.language as tl
 
 from megagen.errors import TaskDefinitionError
+from megagen.profiler_device import mark
 from megagen.tasks.base import ALL, TilePlan, cdiv, register_task, tile_arange
 
 # A rough per-SM share of HBM bandwidth (bytes per microsecond), for the schedule simulator's cost model.
@@ -235,7 +236,7 @@ def _store_rows(acc, rows, row_end, chunk, bias, residual, residual_fixed, zero,
 
 
 @triton.jit
-def linear_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero, y, tile, N, B, prefetched,
+def linear_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero, y, tile, N, B, prefetched, marks,
                 K: tl.constexpr,
                 BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr, ROW_TILES: tl.constexpr,
                 TILE_ROWS: tl.constexpr, CHUNK: tl.constexpr, X_PARTS: tl.constexpr, RES_PARTS: tl.constexpr,
@@ -268,6 +269,9 @@ def linear_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero,
     rstd = 0.0
     if X_MODE == "rmsnorm":
         rstd = _rms_inverse(x, x_fixed, norm_w, B, EPS, K, RMS_BLOCK, B_PAD, X_PARTS)
+        mark(marks, 0, rstd)  # the input is ready: the RMSNorm pass is done
+    else:
+        mark(marks, 0, tl.sum(xk.to(tl.float32)))  # the input is ready: its first block has arrived
     if PEEL:
         acc = _accumulate(acc, wk, _x_form(xk, extra, x, norm_w, rstd, B_PAD, X_MODE), B_PAD, X_IN_W_DTYPE)
         if K_STEPS == 1:  # block 0 ended a row block
@@ -286,7 +290,9 @@ def linear_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero,
                 acc = _zero_acc(BLOCK_N, BLOCK_K, B_PAD)
         wk, xk, extra, rows = w_next, x_next, extra_next, next_rows
     acc = _accumulate(acc, wk, _x_form(xk, extra, x, norm_w, rstd, B_PAD, X_MODE), B_PAD, X_IN_W_DTYPE)
+    mark(marks, 1, tl.sum(acc, axis=1))  # the last products are done (their weights have streamed in)
     _store_rows(acc, rows, row_end, chunk, bias, residual, residual_fixed, zero, y, B, N, B_PAD, RES_PARTS)
+    mark(marks, 2, tile)  # the stores are issued (their residual loads done); the release follows
 
 
 @triton.jit

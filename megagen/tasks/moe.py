@@ -88,7 +88,7 @@ route = register_task("route", route_tile, inputs=("logits",), outputs=("ids", "
 
 
 @triton.jit
-def expert_tile(w, x, x2, norm_w, ids, y, tile, N, B, K: tl.constexpr, BLOCK_N: tl.constexpr,
+def expert_tile(w, x, x2, norm_w, ids, y, tile, N, B, marks, K: tl.constexpr, BLOCK_N: tl.constexpr,
                 BLOCK_K: tl.constexpr, ROW_TILES: tl.constexpr, TILE_ROWS: tl.constexpr, CHUNK: tl.constexpr,
                 X_PARTS: tl.constexpr, X_MODE: tl.constexpr, EPS: tl.constexpr, RMS_BLOCK: tl.constexpr,
                 SLOT_TILES: tl.constexpr, W_ROW0: tl.constexpr, EXPERT_ROWS: tl.constexpr,
@@ -104,7 +104,7 @@ def expert_tile(w, x, x2, norm_w, ids, y, tile, N, B, K: tl.constexpr, BLOCK_N: 
     if X_MODE == "silu_mul":
         x2 = x2 + row * K
     first = gemv_prefetch(w_e, sub, N, K, BLOCK_N, BLOCK_K, ROW_TILES, TILE_ROWS, CHUNK)
-    linear_tile(w_e, x + row * K, None, x2, norm_w, None, None, None, None, y + slot * N, sub, N, B, first, K,
+    linear_tile(w_e, x + row * K, None, x2, norm_w, None, None, None, None, y + slot * N, sub, N, B, first, marks, K,
                 BLOCK_N, BLOCK_K, 1, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, 1, X_MODE, EPS, RMS_BLOCK, False)
 
 
