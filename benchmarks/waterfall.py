@@ -22,8 +22,10 @@ once the prefetch has landed: BENCHMARKS.md, the poll probe), how many tiles wer
 long after it the tiles' waits were done (median and last), and a tile's median run time after its wait.
 
 A third splits that run for the phases whose tiles mark their progress (``megagen.profiler_device.mark``: the
-GEMV tiles): from the wait to the input ready (x loaded, the RMSNorm pass done), to the last products (the
-weights streamed), to the stores issued, and to the end (the release: a CTA barrier, a fence, the counters).
+GEMV and attention tiles): from the wait to the input ready (a GEMV's x loaded and RMSNorm pass done, an
+attention's queries normalised and rotated), to the last products (a GEMV's weights streamed, an attention's
+softmax over its keys done), to the stores issued, and to the end (the release: a CTA barrier, a fence, the
+counters).
 """
 from __future__ import annotations
 
@@ -164,9 +166,10 @@ def markdown(rows: list[dict], title: str) -> str:
                      f"{r['wake'] / 1e3:.2f} / {r['last_wake'] / 1e3:.2f} | {r['tile_run'] / 1e3:.2f} |")
     marked = [(name, r) for name, r in zip(names, table) if r["marks"] is not None]
     if marked:
-        lines += ["", "Inside the tiles that mark their progress: median µs from the wait to the input ready (x "
-                  "loaded, the RMSNorm pass done), from there to the last products (the weights streamed), to the "
-                  "stores issued, and to the end (the release).", "",
+        lines += ["", "Inside the tiles that mark their progress: median µs from the wait to the input ready (a "
+                  "GEMV's x loaded and RMSNorm pass done, an attention's queries rotated), from there to the last "
+                  "products (the weights streamed, the softmax over the keys done), to the stores issued, and to the "
+                  "end (the release).", "",
                   "| phase | wait → input ready | → last products | → stores issued | → end |",
                   "|---|---|---|---|---|"]
         for name, r in marked:

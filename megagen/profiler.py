@@ -3,7 +3,7 @@
 A MegaKernel built with ``profile=True`` records, for every task of each launch, the CTA and SM that ran it
 and three timestamps: start (the task is fetched, before its prefetch and wait), wait done (its dependencies
 are satisfied) and end (after release_tile), and the marks its tile function recorded inside its run
-(``megagen.profiler_device.mark``; the GEMV tiles mark input ready, products done, stores issued);
+(``megagen.profiler_device.mark``; GEMV and attention tiles mark input ready, products done, stores issued);
 ``MegaKernel.profile()`` returns the latest launch's as a ``Profile``. On a GPU timestamps are the global timer
 in nanoseconds. Under Triton's interpreter they are a logical clock: each event takes the next number, so they
 give the order of events, not their duration, and the SM is the virtual CTA.

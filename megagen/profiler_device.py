@@ -8,7 +8,8 @@ the tile function recorded itself with ``mark`` (0 where it recorded none).
 
 Marks split a tile's run: a tile function that takes a ``marks`` argument gets, in a profiling build, its row's
 mark slots and the buffer (and None otherwise, where ``mark`` compiles to nothing). The built-in GEMV tile marks
-when its input is ready (the RMSNorm pass done), when its last products are done and when its stores are issued.
+when its input is ready (the RMSNorm pass done), when its last products are done and when its stores are issued;
+the attention tile when its queries are rotated, when its softmax is done and when its stores are issued.
 
 ``CLOCK`` picks the time source. "globaltimer" (a GPU): timestamps are ``%globaltimer``, nanoseconds on one
 clock shared by all SMs, and sm is ``%smid``. "logical" (Triton's interpreter, which cannot run inline PTX):

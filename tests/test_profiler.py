@@ -82,6 +82,24 @@ def test_gemv_tiles_mark_their_progress(profiled):
     assert np.isnan(p.marks[~gemv_tasks]).all()
 
 
+def test_decode_step_tiles_mark_their_progress():
+    """In a decode step (tiny Qwen3, interpreter) every GEMV tile and every attention tile marks its progress, in
+    order within its run; the other tasks (embedding, combine, argmax, pick) mark nothing."""
+    from megagen import models
+    if not megagen.backend.interpreting():
+        pytest.skip("the logical clock orders the marks exactly; CI runs the interpreter")
+    model = models.load("tiny-qwen3", dtype=torch.float32, device="cpu")
+    runner = megagen.build(model, max_seq_len=24, profile=True, attention_split_keys=8)
+    runner.generate(torch.randint(3, model.config.vocab_size, (1, 8)), max_new_tokens=2)
+    p = runner.kernel(1).profile()
+    marking = np.isin(p.task_type, ["rmsnorm_gemv", "gemv_residual", "silu_mul_gemv_residual",
+                                    "qk_norm_attention_partial"])
+    assert set(p.task_type[~marking]) == {"embedding", "attention_combine", "argmax_partial", "greedy_pick"}
+    times = np.column_stack([p.wait_done, p.marks, p.end])[marking]
+    assert (np.diff(times, axis=1) > 0).all()
+    assert np.isnan(p.marks[~marking]).all()
+
+
 def test_chrome_trace(profiled, tmp_path):
     _, p = profiled
     path = tmp_path / "trace.json"
@@ -254,6 +272,29 @@ def test_waterfall_splits_each_phase_into_parts_that_add_up():
     md = wf.markdown(table, "synthetic")
     assert "| q/k/v (median of 1 layers) | 3 |" in md and "| lm_head | 1 |" in md
     assert "| attention (median of 1 layers) | 1 | 0.40 | 0 | 0.10 / 0.10 | 0.40 |" in md
+
+
+def test_waterfall_splits_a_marked_tile_run():
+    """Tiles that recorded marks get their run split at them (medians of the phase's marked tiles); a phase of
+    tiles without marks gets no row, and a profile without marks no table."""
+    from megagen import models
+    wf = _waterfall_module()
+    config = models.preset_config("tiny-llama")
+    rows = np.array([  # task, cta, sm, start, wait done, end, three marks (0: none), ns
+        (0, 0, 0, 0, 100, 1100, 300, 900, 1000),   # L0.q_proj tile 0
+        (1, 1, 1, 0, 100, 1000, 200, 700, 800),    # L0.q_proj tile 1
+        (2, 0, 0, 1100, 1600, 2000, 0, 0, 0),      # L0.attention, no marks
+    ])
+    p = Profile("g", ["L0.q_proj", "L0.attention"], ["rmsnorm_gemv", "attention_partial"], [0, 2, 3], rows,
+                "globaltimer")
+    qkv, attention = wf.waterfall(p, config, context=8, bandwidth=1e9)
+    assert qkv["marks"].tolist() == [150, 550, 100, 150] and attention["marks"] is None
+    md = wf.markdown([qkv, attention], "synthetic")
+    assert "| q/k/v (median of 1 layers) | 0.15 | 0.55 | 0.10 | 0.15 |" in md and "| attention (median" in md
+    assert md.count("| attention (median") == 2  # the two tables before, not the marks'
+    assert "Inside the tiles" not in wf.markdown(wf.waterfall(Profile("g", ["L0.q_proj"], ["rmsnorm_gemv"], [0, 2],
+                                                                      rows[:2, :6], "globaltimer"),
+                                                              config, context=8, bandwidth=1e9), "no marks")
 
 
 @pytest.mark.parametrize("name", ["tiny-qwen3-moe", "tiny-mixtral"])

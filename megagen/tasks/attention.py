@@ -27,6 +27,7 @@ import triton
 import triton.language as tl
 
 from megagen.errors import TaskDefinitionError
+from megagen.profiler_device import mark
 from megagen.tasks.base import ALL, TilePlan, cdiv, register_task, tile_arange
 
 
@@ -193,7 +194,7 @@ def attention_partial_prefetch(pos, k_cache, v_cache, tile, window, KV: tl.const
 
 @triton.jit
 def attention_partial_tile(q, k, v, cos, sin, q_norm_w, k_norm_w, k_cache, v_cache, o_part, ml_part, new_kv, tile, B,
-                           scale, window, prefetched, KV: tl.constexpr, GROUP: tl.constexpr, G_PAD: tl.constexpr,
+                           scale, window, prefetched, marks, KV: tl.constexpr, GROUP: tl.constexpr, G_PAD: tl.constexpr,
                            D: tl.constexpr, D_PAD: tl.constexpr, S_MAX: tl.constexpr, SPLITS: tl.constexpr,
                            BLOCK_S: tl.constexpr, PRECISION: tl.constexpr, Q_EPS: tl.constexpr,
                            K_EPS: tl.constexpr, PARTS: tl.constexpr):
@@ -222,6 +223,7 @@ def attention_partial_tile(q, k, v, cos, sin, q_norm_w, k_norm_w, k_cache, v_cac
     vn = vn.to(v_cache.dtype.element_ty)
     # the rotated queries in the model dtype, as HuggingFace multiplies them with the keys
     qr = _rope_rows(qh, q_norm_w, Q_EPS, D, D_PAD, PARTS).to(k_cache.dtype.element_ty)
+    mark(marks, 0, tl.sum(tl.sum(qr.to(tl.float32), axis=1), axis=0))  # the queries are normalised and rotated
     m_i = tl.full((G_PAD,), float("-inf"), dtype=tl.float32)
     l_i = tl.zeros((G_PAD,), dtype=tl.float32)
     acc = tl.zeros((G_PAD, D_PAD), dtype=tl.float32)
@@ -245,6 +247,7 @@ def attention_partial_tile(q, k, v, cos, sin, q_norm_w, k_norm_w, k_cache, v_cac
         l_i = l_i * alpha + prob
         acc = acc * alpha[:, None] + prob.to(vn.dtype).to(tl.float32)[:, None] * vn.to(tl.float32)
         m_i = m_new
+    mark(marks, 1, l_i)  # the softmax over the split's keys (and the new one) is done
     row = (b * KV * GROUP + heads) * SPLITS + s
     qmask = (g[:, None] < GROUP) & (d[None, :] < D)
     tl.store(o_part + row[:, None] * D + d[None, :], acc, mask=qmask)
@@ -253,6 +256,7 @@ def attention_partial_tile(q, k, v, cos, sin, q_norm_w, k_norm_w, k_cache, v_cac
     new = new_kv + (b * KV + h) * 2 * D + d[None, :]
     tl.store(new, kn, mask=last & (d[None, :] < D))
     tl.store(new + D, vn, mask=last & (d[None, :] < D))
+    mark(marks, 2, tile)  # the stores are issued; the release follows
 
 
 def attention_partial_reference(q, k, v, cos, sin, pos, q_norm_w, k_norm_w, k_cache, v_cache, o_part, ml_part, new_kv,
