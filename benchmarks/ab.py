@@ -1,14 +1,15 @@
 """A/B timing of megagen builds on one machine: trees and build options, alternating, medians of rounds.
 
-    python benchmarks/ab.py --model Qwen3-0.6B [--batch 1] [--rounds 3] [--passes 2] [--steps 200] VARIANT ...
+    python benchmarks/ab.py --model Qwen3-0.6B [--batch 1] [--rounds 3] [--passes 2] [--steps 200] [--sample] VARIANT ...
 
 A VARIANT is ``name``, ``name:key=value,key=value`` (megagen.build options) or ``name=TREE[:options]``, TREE a
 directory holding another ``megagen/`` package, e.g. main's, made with
 ``mkdir -p /tmp/main && git archive main megagen | tar -x -C /tmp/main``. Variants of one tree share a process:
 each is built once, then timed in alternating rounds (``--steps`` CUDA-graph replays a round, the median of each).
 Trees need processes of their own, so each pass runs one process a tree, alternating; ``--passes`` repeats
-that. Every line names the ``megagen`` it imported. On a machine without a GPU it checks the plumbing in
-Triton's interpreter (a tiny model, one short round), claiming no timings.
+that; ``--sample`` times the sampling step instead of the greedy one. Every line names the ``megagen`` it
+imported. On a machine without a GPU it checks the plumbing in Triton's interpreter (a tiny model, one short
+round), claiming no timings.
 """
 from __future__ import annotations
 
@@ -59,7 +60,7 @@ def worker(args) -> None:
         for spec in args.worker:
             variant, _, options = parse_variant(spec)
             t0 = time.perf_counter()
-            step, before, kernel, info = megagen_step(model, prompt, "round_robin", options)
+            step, before, kernel, info = megagen_step(model, prompt, "round_robin", options, args.sample)
             built[variant] = (step, before, kernel)
             print(f"# {variant}: megagen from {os.path.dirname(megagen.__file__)}, options {options}, built in "
                   f"{time.perf_counter() - t0:.0f} s, {info['tasks']} tasks", file=sys.stderr, flush=True)
@@ -82,6 +83,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--passes", type=int, default=1)
     ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--sample", action="store_true", help="time the sampling step (megagen bench --sample's settings)")
     ap.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)  # the variants of one tree, in a child process
     args = ap.parse_args()
     if args.worker:
@@ -104,14 +106,15 @@ def main() -> int:
             # run as a script (not -m from the repository root), so the working tree's megagen does not shadow TREE's
             cmd = [sys.executable, os.path.abspath(__file__), "--worker", *specs, "--model", args.model,
                    "--batch", str(args.batch), "--context", str(args.context), "--rounds", str(args.rounds),
-                   "--steps", str(args.steps)]
+                   "--steps", str(args.steps)] + (["--sample"] if args.sample else [])
             out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True, check=True).stdout
             for line in filter(lambda line: line.startswith("{"), out.splitlines()):  # the worker's results
                 r = json.loads(line)
                 results[r["variant"]] += r["rounds_ms"]
                 timed &= r["timed"]
                 rounds = " ".join(f"{m:.4f}" for m in r["rounds_ms"]) if r["timed"] else "(interpreter: not timed)"
-                print(f"{r['model']} b{args.batch} {r['variant']}: rounds {rounds}", flush=True)
+                print(f"{r['model']} b{args.batch}{' sampling' if args.sample else ''} {r['variant']}: rounds {rounds}",
+                      flush=True)
     print(f"\n| variant | median of {len(next(iter(results.values())))} round medians, ms |\n|---|---|")
     for name, ms in results.items():
         print(f"| {name} | {statistics.median(ms):.4f} |" if timed else f"| {name} | (no GPU: not timed) |")
