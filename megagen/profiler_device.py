@@ -16,18 +16,18 @@ clock shared by all SMs, and sm is ``%smid``. "logical" (Triton's interpreter, w
 a timestamp is the next value of the header's counter, so it orders events but does not measure time, and
 sm is the (virtual) CTA.
 """
-import os
-
 import triton
 import triton.language as tl
+
+from megagen.backend import interpreting
 
 PROFILE_MARKS = tl.constexpr(3)
 PROFILE_MARK_SLOT = tl.constexpr(6)  # a row's first mark
 PROFILE_FIELDS = tl.constexpr(PROFILE_MARK_SLOT + PROFILE_MARKS)  # task, cta, sm, t_start, t_wait_done, t_end, marks
 PROFILE_HEADER_ROWS = tl.constexpr(1)
-# The clock marks read, as compiler.py picks CLOCK for a build: the logical one in Triton's interpreter (set before
-# megagen is imported: megagen.backend), the global timer on a GPU.
-MARKS_LOGICAL_CLOCK = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
+# The clock marks read, as compiler.py picks CLOCK for a build: the logical one in Triton's interpreter, the global
+# timer on a GPU (a jit function cannot call interpreting() itself)
+MARKS_LOGICAL_CLOCK = tl.constexpr(interpreting())
 
 
 @triton.jit
@@ -79,6 +79,6 @@ def mark(marks, slot: tl.constexpr, after):
                                           "mov.u64 $0, %globaltimer;\n\t}", "=l,r", [bits], dtype=tl.int64,
                                           is_pure=False, pack=1)
         else:
-            t = bits.to(tl.int64) * 0 + tl.atomic_add(profile, 1, sem="relaxed", scope="gpu")
+            t = bits.to(tl.int64) * 0 + tl.atomic_add(profile, 1, sem="relaxed", scope="gpu")  # in after's shape
         i = tl.arange(0, t.shape[0])
         tl.store(row + slot + i * 0, t, mask=i == 0)
