@@ -123,6 +123,9 @@ def _rows_of_every_rank(table, rows, BLOCKS: tl.constexpr, BLOCKS_PAD: tl.conste
     """Pointers to rows ``rows`` [R, 1] of every rank's [B, BLOCKS, WIDTH] int64 peer input, and their mask (ranks
     padded to a power of two): [R, RANKS * BLOCKS_PAD * WIDTH], ranks, then blocks, then entries."""
     RANKS: tl.constexpr = padded(WORLD)
+    if WORLD == 1:
+        k = tl.arange(0, BLOCKS_PAD * WIDTH)[None, :]
+        return tl.load(table).to(tl.pointer_type(tl.int64)) + rows * (BLOCKS * WIDTH) + k, k < BLOCKS * WIDTH
     p = tl.arange(0, RANKS)[:, None, None]
     j = tl.arange(0, BLOCKS_PAD)[None, :, None]
     w = tl.arange(0, WIDTH)[None, None, :]
@@ -202,20 +205,22 @@ def _draw_truncated(logits, cand, ties, seed, temperature, k, top_p, kept, rows,
     c = tl.arange(0, C)[None, :]
     mine = tl.load(kept + rows * C + c, mask=c < n_above + tl.where(fits, n_at, 0), other=NO_TOKEN)
     mine_order = (mine >> 32).to(tl.int32)
-    y = _value(mine_order)
-    token = mine & 0xFFFFFFFF
     # probabilities relative to the most probable token's, over what top-k keeps (at least that token's own 1)
     top = _value(tl.maximum(tl.max(mine_order, axis=1, keep_dims=True), level))
     tie = tl.exp(_value(level) - top)
-    total = (tl.sum(tl.where(mine_order > level, tl.exp(y - top), 0.0), axis=1, keep_dims=True)
+    total = (tl.sum(tl.where(mine_order > level, tl.exp(_value(mine_order) - top), 0.0), axis=1, keep_dims=True)
              + at_level.to(tl.float32) * tie)
     total = tl.maximum(total, 1.0)  # rows past the batch have nothing
     # HuggingFace's top-p: a token goes when the probability at or below it (ascending order) is at most
-    # 1 - top_p; the most probable token always stays
-    p = tl.where(mine != NO_TOKEN, tl.exp(y - top) / total, 0.0)
-    below = tl.sum(tl.where(mine[:, None, :] <= mine[:, :, None], p[:, None, :], 0.0), axis=2) + outside * tie / total
+    # 1 - top_p; the most probable token always stays. The keys in ascending order (value, then id: a stable
+    # sort's; empty slots first), so the mass at or below each is a running sum
+    ascending = tl.sort(mine, dim=1)
+    y = _value((ascending >> 32).to(tl.int32))
+    token = ascending & 0xFFFFFFFF
+    p = tl.where(ascending != NO_TOKEN, tl.exp(y - top) / total, 0.0)
+    below = tl.cumsum(p, axis=1) + outside * tie / total
     limit = tl.where(top_p < 1.0, 1.0 - top_p, -1.0)
-    keep = (mine != NO_TOKEN) & ((below > limit) | (mine == tl.max(mine, axis=1, keep_dims=True)))
+    keep = (ascending != NO_TOKEN) & ((below > limit) | (c == C - 1))  # the last key is the most probable
     score = tl.where(keep, y + gumbel(seed, position, rows, token), float("-inf"))
     best, where = tl.max(score, axis=1, return_indices=True)
     drawn = tl.sum(tl.where(c == where[:, None], token, 0), axis=1)
