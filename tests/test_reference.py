@@ -185,6 +185,32 @@ def test_find_mismatch_passes_builtin_tasks_in_other_shapes(device, batch, tile_
     assert_matches(normed2, expected["normed2"], rtol=1e-4, atol=1e-4, what="normed2 (MegaKernel)")
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_16_bit_gemv_tiles_at_batch_1_match_their_reference(device, dtype):
+    """A batch-1 GEMV tile holds 16-bit weights as int32 pairs and sums its products in groups of 8 columns: its
+    values are the reference's, in the MegaKernel too (tiles of three K steps, ending inside a row block)."""
+    k, n = 96, 40
+    w, x = weights(n, k, device=device).to(dtype), rand(1, 1, k, device=device, dtype=dtype)
+    y = torch.empty(1, 1, n, device=device, dtype=dtype)
+    g = megagen.TaskGraph("packed", inputs=[w, x])
+    g.add(gemv, w=w, x=x, y=y, BLOCK_N=16, BLOCK_K=32, TILE_ROWS=24)
+    assert find_mismatch(g) is None
+    expected = y.clone()
+    torch.testing.assert_close(expected[0, 0].float(), w.float() @ x[0, 0].float(), rtol=1e-2, atol=1e-2)
+    y.fill_(float("nan"))
+    g.compile("round_robin").run()
+    assert_matches(y, expected, rtol=1e-2, atol=1e-3, what="y (MegaKernel)")
+
+
+def test_16_bit_weights_must_be_aligned_for_their_pairs(device):
+    base = weights(40, 97, device=device).to(torch.bfloat16).view(-1)
+    w = base[1:1 + 40 * 96].view(40, 96)  # 2 bytes past an aligned allocation
+    x, y = rand(1, 1, 96, device=device, dtype=torch.bfloat16), torch.empty(1, 1, 40, device=device)
+    with pytest.raises(TaskDefinitionError, match="4-byte aligned"):
+        megagen.TaskGraph().add(gemv, w=w, x=x, y=y)
+    megagen.TaskGraph().add(gemv, w=w.clone(), x=x, y=y)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # find_mismatch localises a broken tile
 # ---------------------------------------------------------------------------------------------------------

@@ -29,7 +29,8 @@ as elementwise products on CUDA cores, for a batch as tensor-core products (``tl
 padded to DOT_BATCH rows (see ``block_shape``).
 Weights are written by no task (megagen refuses a graph where an earlier op writes a
 prefetched tensor), so ``gemv_prefetch`` loads the first weight block before the tile
-waits; the main loop keeps two blocks in flight. Normalised and activated inputs are
+waits; the main loop loads block j while it multiplies block j - 1 (ptxas waits for block j's
+loads at the loop's end, so one block is in flight at a time). Normalised and activated inputs are
 rounded to the model dtype where HuggingFace's eager path rounds them; the residual
 stream itself stays fp32 (more accurate than HuggingFace's bf16 stream, so bf16 results
 agree with it closely rather than bit for bit).
@@ -70,10 +71,39 @@ def batch_pad(batch: int) -> int:
 
 
 @triton.jit
-def _weight_block(w, rows, row_end, k0, K: tl.constexpr, BLOCK_K: tl.constexpr):
-    cols = k0 + tl.arange(0, BLOCK_K)
-    mask = (rows[:, None] < row_end) & (cols[None, :] < K)
-    return tl.load(w + rows[:, None] * K + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_first")
+def _weight_block(w, rows, row_end, k0, K: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr = 0):
+    """Weights [rows, k0:k0+BLOCK_K] (zero past row_end and K), as stored, or ``_packed`` as int32 pairs (the
+    default B_PAD 0: as stored)."""
+    if _packed(w, K, B_PAD):
+        cols = k0 // 2 + tl.arange(0, BLOCK_K // 2)
+        mask = (rows[:, None] < row_end) & (cols[None, :] < K // 2)
+        return tl.load(w.to(tl.pointer_type(tl.int32)) + rows[:, None] * (K // 2) + cols[None, :], mask=mask,
+                       other=0, eviction_policy="evict_first")
+    else:
+        cols = k0 + tl.arange(0, BLOCK_K)
+        mask = (rows[:, None] < row_end) & (cols[None, :] < K)
+        return tl.load(w + rows[:, None] * K + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_first")
+
+
+@triton.constexpr_function
+def _packed(w, K, B_PAD):
+    """Whether a batch-1 tile holds its 16-bit weights as int32 pairs, one register each, and widens them with
+    integer shifts (``_unpacked``). As 16-bit values, ptxas repacks the pairs of the block the loop carries (PRMT).
+    With ``_accumulate``'s row sums: Qwen3-0.6B 0.983 -> 0.925 ms a step, Llama-3.2-1B 1.135 -> 1.100 on an H100,
+    and no spills (BENCHMARKS.md)."""
+    return B_PAD == 1 and w.dtype.element_ty.primitive_bitwidth == 16 and K % 2 == 0
+
+
+@triton.jit
+def _unpacked(wk, w):
+    """A ``_packed`` block [rows, columns / 2] as fp32 [rows, columns] (pointer ``w`` gives the weights' dtype)."""
+    if w.dtype.element_ty == tl.bfloat16:
+        lo = (wk << 16).to(tl.float32, bitcast=True)
+        hi = (wk & -65536).to(tl.float32, bitcast=True)
+    else:
+        lo = (wk & 65535).to(tl.int16).to(tl.float16, bitcast=True).to(tl.float32)
+        hi = (wk >> 16).to(tl.int16).to(tl.float16, bitcast=True).to(tl.float32)
+    return tl.reshape(tl.join(lo, hi), (wk.shape[0], wk.shape[1] * 2))
 
 
 @triton.jit
@@ -100,13 +130,19 @@ def _per_row(v, B_PAD: tl.constexpr):
 
 
 @triton.jit
-def _accumulate(acc, wk, xk, B_PAD: tl.constexpr, X_IN_W_DTYPE: tl.constexpr):
-    """acc plus W block [BLOCK_N, BLOCK_K] times x block: elementwise fp32 products at batch 1 (x [BLOCK_K]),
-    a tensor-core product into acc [BLOCK_N, B_PAD] for a batch (x [B_PAD, BLOCK_K]). X_IN_W_DTYPE: x holds
+def _accumulate(acc, wk, xk, w, K: tl.constexpr, B_PAD: tl.constexpr, X_IN_W_DTYPE: tl.constexpr):
+    """acc plus W block [BLOCK_N, BLOCK_K] times x block: fp32 products at batch 1 (x [BLOCK_K]; the block
+    ``_packed`` or as stored, acc [BLOCK_N, BLOCK_K / 8]), a tensor-core product into acc [BLOCK_N, B_PAD] for a batch (x [B_PAD, BLOCK_K]). X_IN_W_DTYPE: x holds
     values the weights' 16-bit dtype represents exactly (rounded where HuggingFace rounds), so the product
     runs in that dtype; otherwise in fp32 at full precision (never TF32)."""
     if B_PAD == 1:
-        return acc + wk.to(tl.float32) * xk[None, :]
+        # products summed in groups of 8 columns (a thread loads 16 bytes of a row: the sums stay in the thread),
+        # so the tile holds [BLOCK_N, BLOCK_K / 8] sums, not [BLOCK_N, BLOCK_K] products: an eighth of the
+        # registers, with no shuffles in the loop (the row sums are finished at the store)
+        if _packed(w, K, B_PAD):
+            wk = _unpacked(wk, w)
+        prod = wk.to(tl.float32) * xk[None, :]
+        return acc + tl.sum(tl.reshape(prod, (prod.shape[0], prod.shape[1] // 8, 8)), axis=2)
     elif X_IN_W_DTYPE:
         return tl.dot(wk, tl.trans(xk.to(wk.dtype)), acc)
     else:
@@ -195,18 +231,18 @@ def _x_form(xk, extra, x, norm_w, rstd, B_PAD: tl.constexpr, X_MODE: tl.constexp
 
 
 @triton.jit
-def gemv_prefetch(w, tile, N, K: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+def gemv_prefetch(w, tile, N, K: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr,
                   ROW_TILES: tl.constexpr, TILE_ROWS: tl.constexpr, CHUNK: tl.constexpr):
     """The tile's first weight block, loaded before the tile waits for its input."""
     first_row = (tile % ROW_TILES) * TILE_ROWS
     rows = first_row + tl.arange(0, BLOCK_N)
-    return _weight_block(w, rows, tl.minimum(first_row + TILE_ROWS, N), (tile // ROW_TILES) * CHUNK, K, BLOCK_K)
+    return _weight_block(w, rows, tl.minimum(first_row + TILE_ROWS, N), (tile // ROW_TILES) * CHUNK, K, BLOCK_K, B_PAD)
 
 
 @triton.jit
 def _zero_acc(BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr):
     if B_PAD == 1:
-        return tl.zeros((BLOCK_N, BLOCK_K), dtype=tl.float32)  # products, summed over columns at the store
+        return tl.zeros((BLOCK_N, BLOCK_K // 8), dtype=tl.float32)  # sums of 8 products, summed at the store
     else:
         return tl.zeros((BLOCK_N, B_PAD), dtype=tl.float32)  # tensor-core results
 
@@ -273,7 +309,7 @@ def linear_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero,
     else:
         mark(marks, 0, tl.sum(xk.to(tl.float32)))  # the input is ready: its first block has arrived
     if PEEL:
-        acc = _accumulate(acc, wk, _x_form(xk, extra, x, norm_w, rstd, B_PAD, X_MODE), B_PAD, X_IN_W_DTYPE)
+        acc = _accumulate(acc, wk, _x_form(xk, extra, x, norm_w, rstd, B_PAD, X_MODE), w, K, B_PAD, X_IN_W_DTYPE)
         if K_STEPS == 1:  # block 0 ended a row block
             _store_rows(acc, rows, row_end, chunk, bias, residual, residual_fixed, zero, y, B, N, B_PAD, RES_PARTS)
             acc = _zero_acc(BLOCK_N, BLOCK_K, B_PAD)
@@ -283,13 +319,13 @@ def linear_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero,
         w_next, x_next, extra_next, next_rows = _block_loads(w, x, x_fixed, x2, norm_w, j, first_row, row_end,
                                                              k_begin, B, K, BLOCK_N, BLOCK_K, B_PAD, K_STEPS, X_PARTS,
                                                              X_MODE)
-        acc = _accumulate(acc, wk, _x_form(xk, extra, x, norm_w, rstd, B_PAD, X_MODE), B_PAD, X_IN_W_DTYPE)
+        acc = _accumulate(acc, wk, _x_form(xk, extra, x, norm_w, rstd, B_PAD, X_MODE), w, K, B_PAD, X_IN_W_DTYPE)
         if ROW_BLOCKS > 1:
             if j % K_STEPS == 0:  # block j - 1 ended a row block
                 _store_rows(acc, rows, row_end, chunk, bias, residual, residual_fixed, zero, y, B, N, B_PAD, RES_PARTS)
                 acc = _zero_acc(BLOCK_N, BLOCK_K, B_PAD)
         wk, xk, extra, rows = w_next, x_next, extra_next, next_rows
-    acc = _accumulate(acc, wk, _x_form(xk, extra, x, norm_w, rstd, B_PAD, X_MODE), B_PAD, X_IN_W_DTYPE)
+    acc = _accumulate(acc, wk, _x_form(xk, extra, x, norm_w, rstd, B_PAD, X_MODE), w, K, B_PAD, X_IN_W_DTYPE)
     mark(marks, 1, tl.sum(acc, axis=1))  # the last products are done (their weights have streamed in)
     _store_rows(acc, rows, row_end, chunk, bias, residual, residual_fixed, zero, y, B, N, B_PAD, RES_PARTS)
     mark(marks, 2, tile)  # the stores are issued (their residual loads done); the release follows
@@ -303,7 +339,7 @@ def _block_loads(w, x, x_fixed, x2, norm_w, j, first_row, row_end, k_begin, B, K
     with; and the block's rows."""
     rows = first_row + (j // K_STEPS) * BLOCK_N + tl.arange(0, BLOCK_N)
     k = k_begin + (j % K_STEPS) * BLOCK_K
-    wk = _weight_block(w, rows, row_end, k, K, BLOCK_K)
+    wk = _weight_block(w, rows, row_end, k, K, BLOCK_K, B_PAD)
     xk, extra = _x_load(x, x_fixed, x2, norm_w, k, B, K, BLOCK_K, B_PAD, X_PARTS, X_MODE)
     return wk, xk, extra, rows
 
@@ -382,6 +418,9 @@ def linear_plan(w, x, y, x_fixed=None, x2=None, norm_w=None, bias=None, residual
                 eps=1e-6, BLOCK_N=32, BLOCK_K=512, TILE_ROWS=None, DOT_ROWS=DOT_ROWS):
     if w.dim() != 2 or not w.is_contiguous():
         raise TaskDefinitionError(f"linear: w must be a contiguous [N, K] matrix, got shape {tuple(w.shape)}")
+    if w.element_size() == 2 and w.data_ptr() % 4:
+        raise TaskDefinitionError("linear: 16-bit weights must start at a 4-byte aligned address (batch-1 tiles load "
+                                  "them in pairs); pass w.clone() to copy them to an aligned allocation")
     n, k = w.shape
     parts, batch = _lead(x, "x", k, w)
     split, y_batch = _lead(y, "y", n, w)
