@@ -209,6 +209,8 @@ def test_16_bit_weights_must_be_aligned_for_their_pairs(device):
     with pytest.raises(TaskDefinitionError, match="4-byte aligned"):
         megagen.TaskGraph().add(gemv, w=w, x=x, y=y)
     megagen.TaskGraph().add(gemv, w=w.clone(), x=x, y=y)
+    x2, y2 = rand(1, 2, 96, device=device, dtype=torch.bfloat16), torch.empty(1, 2, 40, device=device)
+    megagen.TaskGraph().add(gemv, w=w, x=x2, y=y2)  # a batch's tiles load the weights as stored
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -418,11 +418,11 @@ def linear_plan(w, x, y, x_fixed=None, x2=None, norm_w=None, bias=None, residual
                 eps=1e-6, BLOCK_N=32, BLOCK_K=512, TILE_ROWS=None, DOT_ROWS=DOT_ROWS):
     if w.dim() != 2 or not w.is_contiguous():
         raise TaskDefinitionError(f"linear: w must be a contiguous [N, K] matrix, got shape {tuple(w.shape)}")
-    if w.element_size() == 2 and w.data_ptr() % 4:
-        raise TaskDefinitionError("linear: 16-bit weights must start at a 4-byte aligned address (batch-1 tiles load "
-                                  "them in pairs); pass w.clone() to copy them to an aligned allocation")
     n, k = w.shape
     parts, batch = _lead(x, "x", k, w)
+    if batch == 1 and w.element_size() == 2 and k % 2 == 0 and w.data_ptr() % 4:
+        raise TaskDefinitionError("linear: 16-bit weights must start at a 4-byte aligned address (batch-1 tiles load "
+                                  "them in pairs); pass w.clone() to copy them to an aligned allocation")
     split, y_batch = _lead(y, "y", n, w)
     if y_batch != batch:
         raise TaskDefinitionError(f"linear: x has {batch} batch rows but y has {y_batch}")
