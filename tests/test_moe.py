@@ -121,3 +121,24 @@ def test_shared_expert_is_unsupported_naming_the_module():
     model.model.layers[2].mlp.shared_expert = nn.Linear(64, 64, bias=False, device=model.device, dtype=model.dtype)
     with pytest.raises(megagen.UnsupportedModelError, match=r"model\.layers\.2\.mlp\.shared_expert"):
         megagen.build(model, max_seq_len=MAX_SEQ_LEN)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_16_bit_expert_tiles_match_their_reference(device, dtype):
+    """Expert tiles are GEMVs of a batch of one: they hold 16-bit weights as int32 pairs (as batch-1 linear tiles do),
+    standalone and in the MegaKernel the reference's values; weights that are not 4-byte aligned are refused."""
+    experts, inter, k = 4, 48, 64
+    w = (torch.randn(experts, inter, k, device=device) / k ** 0.5).to(dtype)
+    x, x2 = (torch.randn(1, 2, k, device=device).to(dtype) for _ in range(2))
+    ids = torch.tensor([[0, 3], [2, 0]], device=device)
+    y = torch.empty(1, 4, inter, device=device)
+    g = megagen.TaskGraph("experts", inputs=[w, x, x2, ids])
+    g.add(moe.expert_silu_mul_gemv, w=w, x=x, x2=x2, ids=ids, y=y, BLOCK_N=16, BLOCK_K=32, TILE_ROWS=24)
+    assert find_mismatch(g) is None
+    expected = y.clone()
+    y.fill_(float("nan"))
+    g.compile("round_robin").run()
+    torch.testing.assert_close(y, expected, rtol=1e-4, atol=1e-4)
+    unaligned = torch.empty(experts * inter * k + 1, device=device, dtype=dtype)[1:].view(experts, inter, k)
+    with pytest.raises(megagen.TaskDefinitionError, match="4-byte aligned"):
+        megagen.TaskGraph().add(moe.expert_silu_mul_gemv, w=unaligned, x=x, x2=x2, ids=ids, y=y)

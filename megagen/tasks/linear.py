@@ -132,9 +132,10 @@ def _per_row(v, B_PAD: tl.constexpr):
 @triton.jit
 def _accumulate(acc, wk, xk, w, K: tl.constexpr, B_PAD: tl.constexpr, X_IN_W_DTYPE: tl.constexpr):
     """acc plus W block [BLOCK_N, BLOCK_K] times x block: fp32 products at batch 1 (x [BLOCK_K]; the block
-    ``_packed`` or as stored, acc [BLOCK_N, BLOCK_K / 8]), a tensor-core product into acc [BLOCK_N, B_PAD] for a batch (x [B_PAD, BLOCK_K]). X_IN_W_DTYPE: x holds
-    values the weights' 16-bit dtype represents exactly (rounded where HuggingFace rounds), so the product
-    runs in that dtype; otherwise in fp32 at full precision (never TF32)."""
+    ``_packed`` or as stored, acc [BLOCK_N, BLOCK_K / 8]), a tensor-core product into acc [BLOCK_N, B_PAD] for a
+    batch (x [B_PAD, BLOCK_K]). X_IN_W_DTYPE: x holds values the weights' 16-bit dtype represents exactly (rounded
+    where HuggingFace rounds), so the product runs in that dtype; otherwise in fp32 at full precision (never
+    TF32)."""
     if B_PAD == 1:
         # products summed in groups of 8 columns (a thread loads 16 bytes of a row: the sums stay in the thread),
         # so the tile holds [BLOCK_N, BLOCK_K / 8] sums, not [BLOCK_N, BLOCK_K] products: an eighth of the
