@@ -94,6 +94,14 @@ def _packed(w, K, B_PAD):
     return B_PAD == 1 and w.dtype.element_ty.primitive_bitwidth == 16 and K % 2 == 0
 
 
+def check_pairs_aligned(w: torch.Tensor, task: str) -> None:
+    """Refuse 16-bit weights a batch-1 tile would load as int32 pairs (``_packed``: an even last dim) from an
+    address that is not 4-byte aligned (a view 2 bytes into an allocation)."""
+    if w.element_size() == 2 and w.shape[-1] % 2 == 0 and w.data_ptr() % 4:
+        raise TaskDefinitionError(f"{task}: 16-bit weights must start at a 4-byte aligned address (batch-1 tiles "
+                                  "load them in pairs); pass w.clone() to copy them to an aligned allocation")
+
+
 @triton.jit
 def _unpacked(wk, w):
     """A ``_packed`` block [rows, columns / 2] as fp32 [rows, columns] (pointer ``w`` gives the weights' dtype)."""
@@ -421,9 +429,8 @@ def linear_plan(w, x, y, x_fixed=None, x2=None, norm_w=None, bias=None, residual
         raise TaskDefinitionError(f"linear: w must be a contiguous [N, K] matrix, got shape {tuple(w.shape)}")
     n, k = w.shape
     parts, batch = _lead(x, "x", k, w)
-    if batch == 1 and w.element_size() == 2 and k % 2 == 0 and w.data_ptr() % 4:
-        raise TaskDefinitionError("linear: 16-bit weights must start at a 4-byte aligned address (batch-1 tiles load "
-                                  "them in pairs); pass w.clone() to copy them to an aligned allocation")
+    if batch == 1:
+        check_pairs_aligned(w, "linear")
     split, y_batch = _lead(y, "y", n, w)
     if y_batch != batch:
         raise TaskDefinitionError(f"linear: x has {batch} batch rows but y has {y_batch}")

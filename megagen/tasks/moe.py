@@ -23,7 +23,7 @@ import triton.language as tl
 
 from megagen.errors import TaskDefinitionError
 from megagen.tasks.base import ALL, TilePlan, cdiv, register_task, tile_arange
-from megagen.tasks.linear import linear_plan, gemv_prefetch, linear_reference, linear_tile
+from megagen.tasks.linear import check_pairs_aligned, gemv_prefetch, linear_plan, linear_reference, linear_tile
 
 # Router softmax and top-k run in one tile per batch row over all experts' logits.
 _MAX_EXPERTS = 1024
@@ -129,9 +129,7 @@ def _expert_plan(w, x, ids, y, x2=None, norm_w=None, eps=1e-6, row0=0, rows=None
         raise TaskDefinitionError(f"expert GEMV: w must be contiguous stacked experts [E, rows, K], got "
                                   f"{tuple(w.shape)}")
     num, expert_rows, k = w.shape
-    if w.element_size() == 2 and k % 2 == 0 and w.data_ptr() % 4:
-        raise TaskDefinitionError("expert GEMV: 16-bit weights must start at a 4-byte aligned address (expert tiles "
-                                  "load them in pairs); pass w.clone() to copy them to an aligned allocation")
+    check_pairs_aligned(w, "expert GEMV")  # expert tiles are batch-1 GEMV tiles
     n = expert_rows - row0 if rows is None else rows
     if not 0 <= row0 < row0 + n <= expert_rows:
         raise TaskDefinitionError(f"expert GEMV: rows {row0}..{row0 + n} are outside an expert's {expert_rows}")
