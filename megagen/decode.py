@@ -321,7 +321,7 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
                                  align, max_splits, blocks=blocks)
 
     def lm_head_tiling(vocab):
-        """(the lm_head's ``GemvTiles``, logits per argmax tile) of greedy decoding. At batch 1 one wave of lm_head tiles,
+        """(the lm_head's ``GemvTiles``, logits per argmax or sample_partial tile). At batch 1 one wave of lm_head tiles,
         each followed by an argmax tile of its rows (Qwen3-0.6B on an H100: 1.070 -> 1.057 ms a step,
         BENCHMARKS.md), where tiles of at most max_tile_rows ran waves with a tile boundary (a drained load pipeline)
         each; in whole weight blocks, as a tile's masked last block takes a loop step as long as a full one. A
@@ -492,30 +492,26 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
 
     vocab = decoder.lm_head.shape[0]  # this rank's slice of the vocabulary
     task, final = normed("final_norm", decoder.final_norm)(Lin.rmsnorm_gemv)
+    tiles, block = lm_head_tiling(vocab)
+    blocks = cdiv(vocab, block)
+    # sampling's pick reads every rank's logits where ties at the top-k value lie past every list
+    logits = act(1, batch, vocab) if max_top_k is None else world.symmetric(rank, (1, batch, vocab), dt)
+    linear(task, decoder.lm_head, logits, "lm_head", tiles, **final)
+    value = world.symmetric(rank, (batch, blocks), torch.float32)  # every rank's best per block,
+    index = world.symmetric(rank, (batch, blocks), torch.int64)  # read by every rank's pick
     if max_top_k is None:
-        tiles, block = lm_head_tiling(vocab)
-        logits = linear(task, decoder.lm_head, act(1, batch, vocab), "lm_head", tiles, **final)
-        value = world.symmetric(rank, (batch, cdiv(vocab, block)), torch.float32)  # every rank's best per block,
-        index = world.symmetric(rank, (batch, cdiv(vocab, block)), torch.int64)  # read by every rank's pick
         g.add(S.argmax_partial, name="argmax", logits=logits, value=value, index=index, offset=decoder.vocab_offset,
               valid=decoder.vocab_valid, ROWS=block)
         g.add(S.greedy_pick, name="next_token", value=value, index=index, tokens=state.tokens, pos=state.pos)
         return g
-    block, blocks = M.sample_blocks(vocab, max_top_k)
-    logits = world.symmetric(rank, (1, batch, vocab), dt)  # the pick reads every rank's for large ties
-    # lm_head tiles align to the blocks of the next phase
-    linear(task, decoder.lm_head, logits, "lm_head", gemv_tiling(decoder.lm_head, align=block), **final)
-    value = world.symmetric(rank, (batch, blocks), torch.float32)  # every rank's best per block, read by all
-    index = world.symmetric(rank, (batch, blocks), torch.int64)
     settings = dict(seed=state.seed, temperature=state.temperature, top_k=state.top_k)
     g.input(*settings.values(), state.top_p)
-    cand = world.symmetric(rank, (batch, blocks, max_top_k), torch.int64)  # every rank's candidates, read by all
-    ties = world.symmetric(rank, (batch, blocks), torch.int64)
-    g.add(M.sample_partial, name="sample", logits=logits, pos=state.pos, cand=cand, ties=ties, value=value,
-          index=index, offset=decoder.vocab_offset, valid=decoder.vocab_valid, **settings)
+    cand = world.symmetric(rank, (batch, blocks, max_top_k), torch.int64)  # every block's best keys, read by all
+    g.add(M.sample_partial, name="sample", logits=logits, pos=state.pos, cand=cand, value=value, index=index,
+          offset=decoder.vocab_offset, valid=decoder.vocab_valid, BLOCK=block, **settings)
     # one pick tile for every row: it advances the positions, and one tile waits for their readers as whole ops
     # (see sampling.greedy_pick)
-    g.add(M.sample_pick, name="next_token", logits=logits, cand=cand, ties=ties, value=value, index=index,
-          top_p=state.top_p, kept=act(batch, max_top_k, dtype=torch.int64), tokens=state.tokens, pos=state.pos,
+    g.add(M.sample_pick, name="next_token", logits=logits, cand=cand, value=value, index=index, top_p=state.top_p,
+          tokens=state.tokens, pos=state.pos,
           vocab=decoder.vocab_size, ROWS=triton.next_power_of_2(batch), **settings)
     return g

@@ -11,7 +11,7 @@ from megagen.errors import MegagenError, check_options
 from megagen.generation import GREEDY, SAMPLING_OPTIONS, Sampling, refuse_settings, resolve
 from megagen.runtime import INTERPRETER_VIRTUAL_CTAS, MegaKernel, kernel_option_names
 from megagen.shard import check_divisible, kv_heads_of, shard
-from megagen.tasks.multinomial import MAX_ROW_CANDIDATES, draw, row_candidates
+from megagen.tasks.multinomial import MAX_TOP_K, draw
 from megagen.trace import trace
 from megagen.world import World, make_world
 
@@ -309,15 +309,11 @@ def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, ma
         raise MegagenError(f"max_batch_size must be an int in 1..{MAX_BATCH_SIZE}, got {max_batch_size!r}")
     if allreduce not in ("auto", "one_shot", "two_shot"):
         raise MegagenError(f"allreduce must be 'auto', 'one_shot' or 'two_shot', got {allreduce!r}")
-    if not isinstance(max_top_k, int) or isinstance(max_top_k, bool) or max_top_k < 1 or max_top_k & (max_top_k - 1):
-        raise MegagenError(f"max_top_k must be a power of two, got {max_top_k!r}")
+    if (not isinstance(max_top_k, int) or isinstance(max_top_k, bool) or not 1 <= max_top_k <= MAX_TOP_K
+            or max_top_k & (max_top_k - 1)):
+        raise MegagenError(f"max_top_k must be a power of two up to {MAX_TOP_K}, got {max_top_k!r}")
     decoder = trace(model)
     check_divisible(decoder, tp)
-    candidates = row_candidates(decoder.vocab_size, tp, max_top_k)
-    if candidates > MAX_ROW_CANDIDATES:
-        raise MegagenError(f"max_top_k={max_top_k} gives the sampler {candidates} candidates a row over this "
-                           f"vocabulary and tp, more than it counts ({MAX_ROW_CANDIDATES}); build with a smaller "
-                           "max_top_k")
     limit = getattr(model.config, "max_position_embeddings", None) or DEFAULT_MAX_SEQ_LEN
     max_seq_len = min(limit, DEFAULT_MAX_SEQ_LEN) if max_seq_len is None else max_seq_len
     if not isinstance(max_seq_len, int) or not 2 <= max_seq_len <= limit:

@@ -31,22 +31,20 @@ SEED = 20240611
 def sampling_graph(logits, *, top_k, temperature=1.0, top_p=1.0, candidates=16, block=4096, rows=1, seed=SEED):
     """One rank's sample_partial and sample_pick over ``logits`` [B, V] (every row one draw): (graph, tokens, pos)."""
     batch, vocab = logits.shape
-    _, blocks = M.sample_blocks(vocab, candidates, block)
+    blocks = -(-vocab // block)
     logits = logits[None].contiguous().to(DEVICE)
     settings = dict(seed=torch.tensor([seed]), temperature=torch.tensor([temperature], dtype=torch.float32),
                     top_k=torch.tensor([top_k]), top_p=torch.tensor([top_p], dtype=torch.float32))
     settings = {name: t.to(DEVICE) for name, t in settings.items()}
     pos = torch.arange(batch, device=DEVICE) + 7
     buffers = dict(cand=torch.zeros(batch, blocks, candidates, dtype=torch.int64, device=DEVICE),
-                   ties=torch.zeros(batch, blocks, dtype=torch.int64, device=DEVICE),
                    value=torch.zeros(batch, blocks, device=DEVICE),
                    index=torch.zeros(batch, blocks, dtype=torch.int64, device=DEVICE))
     tokens = torch.zeros(batch, dtype=torch.int64, device=DEVICE)
     g = megagen.TaskGraph("sampling", inputs=[logits, pos, *settings.values()])
     g.add(M.sample_partial, logits=logits, pos=pos, BLOCK=block, ROWS=rows, **buffers,
           **{n: settings[n] for n in ("seed", "temperature", "top_k")})
-    g.add(M.sample_pick, logits=logits, kept=torch.zeros(batch, candidates, dtype=torch.int64, device=DEVICE),
-          tokens=tokens, pos=pos, ROWS=rows, **buffers, **settings)
+    g.add(M.sample_pick, logits=logits, tokens=tokens, pos=pos, ROWS=rows, **buffers, **settings)
     return g, tokens, pos
 
 
@@ -154,7 +152,7 @@ def test_ranks_draw_the_same_tokens_as_one(kind, top_k, top_p):
     logits = _random_logits(kind, batch=6)
     world, (batch, vocab) = EmulatedWorld(3, DEVICE), logits.shape
     width, candidates = -(-vocab // 3), 16
-    _, blocks = M.sample_blocks(width, candidates, 64)
+    blocks = -(-width // 64)
     settings = dict(seed=torch.tensor([SEED]), temperature=torch.tensor([1.1]), top_k=torch.tensor([top_k]),
                     top_p=torch.tensor([top_p]))
     graphs, picked = [], []
@@ -162,7 +160,6 @@ def test_ranks_draw_the_same_tokens_as_one(kind, top_k, top_p):
         part = world.symmetric(rank, (1, batch, width), torch.float32)
         part[0, :, :min(width, vocab - rank * width)] = logits[:, rank * width:(rank + 1) * width]
         buffers = dict(cand=world.symmetric(rank, (batch, blocks, candidates), torch.int64),
-                       ties=world.symmetric(rank, (batch, blocks), torch.int64),
                        value=world.symmetric(rank, (batch, blocks), torch.float32),
                        index=world.symmetric(rank, (batch, blocks), torch.int64))
         mine = {n: t.clone().to(DEVICE) for n, t in settings.items()}
@@ -171,8 +168,7 @@ def test_ranks_draw_the_same_tokens_as_one(kind, top_k, top_p):
         g.add(M.sample_partial, logits=part, pos=pos, BLOCK=64, offset=rank * width,
               valid=max(0, min(width, vocab - rank * width)), **buffers,
               **{n: mine[n] for n in ("seed", "temperature", "top_k")})
-        g.add(M.sample_pick, logits=part, kept=torch.zeros(batch, candidates, dtype=torch.int64, device=DEVICE),
-              tokens=tokens, pos=pos, vocab=vocab, **buffers, **mine)
+        g.add(M.sample_pick, logits=part, tokens=tokens, pos=pos, vocab=vocab, **buffers, **mine)
         graphs.append(g), picked.append(tokens)
     megagen.MegaKernel(graphs, world=world, num_ctas=2).run()
     want = M.draw(logits, SEED, torch.arange(batch) + 7, torch.arange(batch), 1.1, top_k, top_p)
@@ -303,10 +299,8 @@ def test_max_top_k_is_checked_when_building(runners, monkeypatch):
     model, _, _ = runners
     with pytest.raises(MegagenError, match="max_top_k must be a power of two"):
         megagen.build(model, max_top_k=48)
-    assert M.row_candidates(151936, 1, 64) == 64 * 64 and M.row_candidates(151936, 8, 64) == 8 * 8 * 64
-    monkeypatch.setattr(megagen.runner, "MAX_ROW_CANDIDATES", 100)  # 64 candidates, one block: fits; 128 does not
-    with pytest.raises(MegagenError, match="max_top_k=128 gives the sampler 128 candidates"):
-        megagen.build(model, max_top_k=128)
+    with pytest.raises(MegagenError, match=f"max_top_k must be a power of two up to {M.MAX_TOP_K}"):
+        megagen.build(model, max_top_k=2 * M.MAX_TOP_K)
 
 
 def test_bad_settings_from_the_generation_config_are_refused_before_running(runners, monkeypatch):

@@ -5,25 +5,27 @@ TopKLogitsWarper and TopPLogitsWarper, in generate's order) and draws from the s
 Here the draw is Gumbel-max over the kept tokens (``megagen.tasks.noise``), in two tasks that take greedy
 decoding's places; they read the settings from device tensors, so one kernel serves every setting:
 
-- ``sample_partial``, one tile per block of a row's vocabulary slice. With top-k (``top_k`` > 0) it writes the
-  block's k best tokens as int64 keys (scaled logit, then token id: HuggingFace's order, a stable sort's), in
-  id order, found by a search over their values (``kth_largest``: no sort); ``ties`` counts the tokens that
-  share the k-th's value but did not fit. Without truncation (``top_k`` = 0) it writes the block's Gumbel-max,
-  as argmax_partial writes its best.
-- ``sample_pick``, one tile per row, reading every rank's blocks: the row's k-th best value among the
-  candidates (every block holds its own k best, so the row's are among them), the tokens top-k keeps (every
-  token at least that value, ties included), top-p over them (pairwise masses: ascending order, the most
-  probable always kept), the Gumbel-max over what stays, and then the next token and the position advance.
+- ``sample_partial``, one tile per block of a row's vocabulary slice (at batch 1 an lm_head tile's rows, so it
+  waits for that one tile, on the CTA that ran it). With top-k (``top_k`` > 0) it writes the block's C best
+  tokens as int64 keys (scaled logit, then token id: HuggingFace's order, a stable sort's), in descending order
+  (a bitonic network). Without truncation (``top_k`` = 0) it writes the block's Gumbel-max, as
+  argmax_partial writes its best.
+- ``sample_pick``, one tile for the rows, reading every rank's lists: the row's C best keys, merged from the
+  lists' heads and then, a round at a time, from the next entries of the lists whose last entry read still
+  ranks among the k best (one or two rounds for most logits, so a pick reads a few hundred keys, not every
+  list); top-k keeps every token of at least the k-th value (ties included), top-p the most probable of those
+  (a running sum in ascending order, the most probable always kept), and the Gumbel-max over what stays gives
+  the next token; then the position advances.
 
-A tile covers ``ROWS`` batch rows: one in a decode step, where rows go to different CTAs; many where one launch
-draws thousands of times (the statistical tests).
+A tile covers ``ROWS`` batch rows: one in a decode step's sample_partial, the batch in its pick, many where one
+launch draws thousands of times (the statistical tests).
 
-The draw is HuggingFace's in every case. Where the tokens tied at the top-k value do not all fit the candidate
-lists (a block left some out, or the row's candidates at that value outnumber ``C``), the pick reads them from
-the logits instead (``_draw_at_level``), highest ids first: slower, and only for such ties. Where tokens tie
-at the top-p boundary, HuggingFace's (unstable) sort decides which it keeps; here they are kept as a stable sort
-keeps them, the highest ids. ``draw`` is the same sampler in plain torch, over whole rows of logits: the pick's
-reference and the first token's sampler (drawn from the prefill's logits).
+The draw is HuggingFace's in every case. Where the C-th best key is at the top-k value, tokens tied there may
+lie past every list: the pick counts and draws them from the logits instead (``_count_at_level``, ``_draw_at_level``), highest ids
+first: slower, and only for so many ties. Where tokens tie at the top-p boundary, HuggingFace's (unstable) sort
+decides which it keeps; here they are kept as a stable sort keeps them, the highest ids. ``draw`` is the same
+sampler in plain torch, over whole rows of logits: the pick's reference and the first token's sampler (drawn
+from the prefill's logits).
 """
 import torch
 import triton
@@ -33,10 +35,11 @@ from megagen.errors import TaskDefinitionError
 from megagen.tasks.base import ALL, TilePlan, cdiv, register_task, tile_arange
 from megagen.tasks.comm import peer_pointer
 from megagen.tasks.noise import gumbel, gumbel_torch
-from megagen.tasks.sampling import best_of_blocks, padded
+from megagen.tasks.sampling import MAX_ARGMAX_ROWS, best_of_blocks
 
-NO_TOKEN = tl.constexpr(-(2 ** 63))  # an empty candidate slot: every key is larger
-NO_VALUE = tl.constexpr(-(2 ** 31))  # the order of padding: every value's is larger (-inf's is -2139095040)
+NO_TOKEN = tl.constexpr(-(2 ** 63))  # an empty list entry: every key is larger
+NO_VALUE = tl.constexpr(-(2 ** 31))  # the order of an empty entry: every value's is larger (-inf's is -2139095040)
+MAX_TOP_K = 256  # list entries a block keeps (max_top_k): a pick holds a row's list, C keys, in its registers
 
 
 @triton.jit
@@ -52,88 +55,125 @@ def _value(order):
     return tl.where(order < 0, NO_VALUE - order, order).to(tl.float32, bitcast=True)
 
 
-@triton.jit
-def _threshold(low, high, i, step):
-    """The search's i-th threshold, as int32 (the bounds are int64: their range may exceed int32's)."""
-    return tl.minimum(low + i * step, high + 1).to(tl.int32)
+@triton.constexpr_function
+def _log2(n):
+    return n.bit_length() - 1
 
 
 @triton.jit
-def kth_largest(keys, k, low):
-    """The k-th largest of each row of the int32 ``keys`` [R, N] (1 <= k <= N), as [R, 1], given ``low`` [R, 1], a
-    value at most the answer (the row's minimum will do): a three-way search over the key range (at most 21
-    passes), each pass one int32 sum counting the keys at or above two thresholds in 16-bit fields. A pass costs
-    about one reduction's latency, less than sorting the keys would."""
-    tl.static_assert(keys.shape[1] < 32768, "kth_largest counts in 16-bit fields: fewer than 32768 keys a row")
-    low = low.to(tl.int64)  # invariants: at least k keys are >= low; the answer is <= high
-    high = tl.max(keys, axis=1, keep_dims=True).to(tl.int64)
-    while tl.max(high - low) > 0:  # a settled row stays settled: its step is 0
-        step = (high - low + 2) // 3
-        counts = tl.sum((keys >= _threshold(low, high, 1, step)).to(tl.int32)
-                        + ((keys >= _threshold(low, high, 2, step)).to(tl.int32) << 16), axis=1, keep_dims=True)
-        reached = ((counts & 0xFFFF) >= k).to(tl.int64) + ((counts >> 16) >= k).to(tl.int64)  # thresholds with k
-        high = tl.where(reached < 2, low + (reached + 1) * step - 1, high)
-        low = low + reached * step
-    return low.to(tl.int32)
+def _exchange(x, s: tl.constexpr, desc):
+    """One layer of a bitonic network on the rows of int64 ``x`` [R, N]: each element and the one s places away
+    (s a power of two) in order, the larger first where ``desc`` ([1, N]) holds, the smaller first elsewhere. The
+    partner is the pair's sum less the element (exact in wrapping arithmetic): a plain sum, which Triton's
+    interpreter runs as fast as the GPU does, where an xor-sum reduction runs element by element."""
+    R: tl.constexpr = x.shape[0]
+    N: tl.constexpr = x.shape[1]
+    pairs = tl.reshape(x, (R, N // (2 * s), 2, s))
+    partner = tl.sum(pairs, axis=2, keep_dims=True) - pairs
+    second = tl.arange(0, 2)[None, None, :, None] == 1
+    larger_first = tl.reshape(desc, (1, N // (2 * s), 2, s))
+    ordered = tl.where(second == larger_first, tl.minimum(pairs, partner), tl.maximum(pairs, partner))
+    return tl.reshape(ordered, (R, N))
 
 
 @triton.jit
-def sample_partial_tile(logits, seed, temperature, top_k, pos, cand, ties, value, index, tile, B, offset, valid,
-                        V: tl.constexpr, BLOCK: tl.constexpr, BLOCKS: tl.constexpr, C: tl.constexpr,
-                        ROWS: tl.constexpr):
+def _bitonic_merge(x, RUN: tl.constexpr, DESCENDING: tl.constexpr):
+    """Sort each run of RUN elements of the rows of ``x`` (each run a bitonic sequence): run r descending where
+    DESCENDING holds for even r, ascending for odd r, and the reverse where it does not."""
+    p = tl.arange(0, x.shape[1])[None, :]
+    desc = ((p // RUN) % 2 == 0) == DESCENDING
+    for i in tl.static_range(_log2(RUN)):
+        x = _exchange(x, RUN >> (i + 1), desc)
+    return x
+
+
+@triton.jit
+def _top(keys, C: tl.constexpr, DESCENDING: tl.constexpr):
+    """The C largest of each row of int64 ``keys`` [R, N] (N >= C, powers of two), sorted: runs of C sorted by a
+    bitonic network in alternating directions, then halved (the larger of two opposite runs, element by element,
+    is a bitonic run holding their C largest) and merged again, until one run is left."""
+    x = keys
+    for i in tl.static_range(1, _log2(C) + 1):
+        x = _bitonic_merge(x, 1 << i, DESCENDING)
+    for _ in tl.static_range(_log2(keys.shape[1]) - _log2(C)):
+        halves = tl.reshape(x, (x.shape[0], x.shape[1] // (2 * C), 2, C))
+        x = _bitonic_merge(tl.reshape(tl.max(halves, axis=2), (x.shape[0], x.shape[1] // 2)), C, DESCENDING)
+    return x
+
+
+@triton.jit
+def _merge(best, keys, C: tl.constexpr):
+    """The C largest of the descending [R, C] ``best`` and of [R, N] ``keys`` (N >= C), in descending order."""
+    return _bitonic_merge(tl.maximum(best, _top(keys, C, False)), C, True)
+
+
+@triton.jit
+def _kth(best, k, C: tl.constexpr):
+    """The k-th key of each row of the descending [R, C] ``best``, as [R, 1]."""
+    return tl.sum(tl.where(tl.arange(0, C)[None, :] == k - 1, best, 0), axis=1, keep_dims=True)
+
+
+@triton.jit(noinline=True)  # as the pick (below): no spills in the MegaKernel with both
+def sample_partial_tile(logits, seed, temperature, top_k, pos, cand, value, index, tile, B, offset, valid,
+                        V: tl.constexpr, BLOCK: tl.constexpr, BLOCKS: tl.constexpr, WIDTH: tl.constexpr,
+                        C: tl.constexpr, ROWS: tl.constexpr):
     j = tile % BLOCKS
     r = (tile // BLOCKS) * ROWS + tl.arange(0, ROWS)  # the tile's batch rows
     rows = r[:, None]
-    cols = j * BLOCK + tl.arange(0, BLOCK)[None, :]
-    real = (rows < B) & (cols < valid)
+    cols = j * BLOCK + tl.arange(0, WIDTH)[None, :]
+    real = (rows < B) & (cols < tl.minimum(valid, (j + 1) * BLOCK))
     y = tl.div_rn(tl.load(logits + rows * V + cols, mask=real, other=0.0).to(tl.float32), tl.load(temperature))
     token = offset + cols.to(tl.int64)
     out = r * BLOCKS + j  # the rows' entries of [B, BLOCKS] outputs
-    k = tl.load(top_k)
-    if k == 0:  # the whole vocabulary: the block's Gumbel-max
+    if tl.load(top_k) == 0:  # the whole vocabulary: the block's Gumbel-max
         position = tl.load(pos + rows, mask=rows < B, other=0)
         score = tl.where(real, y + gumbel(tl.load(seed), position, rows, token), float("-inf"))
         best, where = tl.max(score, axis=1, return_indices=True, return_indices_tie_break_left=True)
         tl.store(value + out, best, mask=r < B)
         tl.store(index + out, offset + j * BLOCK + where.to(tl.int64), mask=r < B)
-    else:  # the block's n best keys (n = k, or all its tokens if fewer), in id order
-        order = tl.where(real, _order(y), NO_VALUE)
-        n = tl.minimum(k, tl.maximum(valid - j * BLOCK, 0)).to(tl.int32)
-        # the n-th best value (nothing is taken when n = 0), searched from the least of C group maxima (groups of
-        # every C-th token): C tokens are at least that, so it is at most the C-th best and the n-th
-        floor = tl.min(tl.max(tl.reshape(order, (ROWS, BLOCK // C, C)), axis=1), axis=1, keep_dims=True)
-        level = kth_largest(order, tl.maximum(n, 1), floor)
-        above = (order > level).to(tl.int32)  # padding is below every level
-        at = (real & (order == level)).to(tl.int32)
-        both = at + (above << 16)  # two counts in 16-bit fields: one reduction and one scan
-        counts = tl.sum(both, axis=1, keep_dims=True)
-        before = tl.cumsum(both, axis=1)
-        passed = (counts & 0xFFFF) - (n - (counts >> 16))  # tokens at the level that do not fit: the lowest ids
-        take = (above == 1) | ((at == 1) & ((before & 0xFFFF) > passed))
-        slot = (before >> 16) + tl.maximum((before & 0xFFFF) - passed, 0) - 1
-        c = tl.arange(0, C)[None, :]
-        tl.store(cand + out[:, None] * C + slot, (order.to(tl.int64) << 32) | token, mask=take)
-        tl.store(cand + out[:, None] * C + c, NO_TOKEN, mask=(rows < B) & (c >= n))
-        tl.store(ties + out, tl.reshape(passed, (ROWS,)).to(tl.int64), mask=r < B)
+    else:  # the block's C best keys (scaled logit, then token id), in descending order
+        keys = tl.where(real, (_order(y).to(tl.int64) << 32) | token, NO_TOKEN)
+        tl.store(cand + out[:, None] * C + tl.arange(0, C)[None, :], _top(keys, C, True), mask=rows < B)
 
 
 @triton.jit
-def _rows_of_every_rank(table, rows, BLOCKS: tl.constexpr, BLOCKS_PAD: tl.constexpr, WIDTH: tl.constexpr,
-                        WORLD: tl.constexpr):
-    """Pointers to rows ``rows`` [R, 1] of every rank's [B, BLOCKS, WIDTH] int64 peer input, and their mask (ranks
-    padded to a power of two): [R, RANKS * BLOCKS_PAD * WIDTH], ranks, then blocks, then entries."""
-    RANKS: tl.constexpr = padded(WORLD)
-    if WORLD == 1:
-        k = tl.arange(0, BLOCKS_PAD * WIDTH)[None, :]
-        return tl.load(table).to(tl.pointer_type(tl.int64)) + rows * (BLOCKS * WIDTH) + k, k < BLOCKS * WIDTH
-    p = tl.arange(0, RANKS)[:, None, None]
-    j = tl.arange(0, BLOCKS_PAD)[None, :, None]
-    w = tl.arange(0, WIDTH)[None, None, :]
-    base = tl.load(table + p, mask=p < WORLD, other=0).to(tl.pointer_type(tl.int64))
-    offsets = tl.reshape((j * WIDTH + w) + p * 0, (1, RANKS * BLOCKS_PAD * WIDTH))
-    bases = tl.reshape(base + (j * 0 + w * 0), (1, RANKS * BLOCKS_PAD * WIDTH))
-    mask = tl.reshape((p < WORLD) & (j < BLOCKS) & (w < WIDTH), (1, RANKS * BLOCKS_PAD * WIDTH))
-    return bases + rows * (BLOCKS * WIDTH) + offsets, mask
+def _entries(cand, peer, rows, entry, running, BLOCKS: tl.constexpr, HEADS: tl.constexpr, C: tl.constexpr,
+             DEPTH: tl.constexpr):
+    """Entries ``entry`` to ``entry + DEPTH - 1`` of rank ``peer``'s lists for rows [R, 1], of the lists where
+    ``running`` ([R, HEADS]) holds: [R, HEADS * DEPTH] keys."""
+    j = tl.arange(0, HEADS)[None, :, None]
+    d = entry + tl.arange(0, DEPTH)[None, None, :]
+    where = tl.expand_dims(rows, 2)
+    keys = tl.load(peer_pointer(cand, peer, tl.int64) + (where * BLOCKS + j) * C + d,
+                   mask=tl.expand_dims(running, 2) & (where >= 0) & (j < BLOCKS) & (d < C), other=NO_TOKEN)
+    return tl.reshape(keys, (rows.shape[0], HEADS * DEPTH))
+
+
+@triton.jit
+def _best_keys(cand, rows, k, BLOCKS: tl.constexpr, HEADS: tl.constexpr, C: tl.constexpr, DEPTH: tl.constexpr,
+               WORLD: tl.constexpr):
+    """The C largest keys of rows [R, 1] over every rank's lists, in descending order. A list is read DEPTH
+    entries a round, the next round only while its last entry read ranks among the row's k best so far (one
+    or two rounds for most logits, where reading every list whole would take C entries of each)."""
+    best = tl.full((rows.shape[0], C), NO_TOKEN, tl.int64)
+    lists = tl.full((rows.shape[0], HEADS), 1, tl.int1)
+    entry = tl.full((), 0, tl.int32)
+    deeper = entry < C
+    while deeper:
+        level = _kth(best, k, C)  # no key yet in the first round: every list runs
+        for peer in tl.static_range(WORLD):
+            running = _entries(cand, peer, rows, entry - 1, lists & (entry > 0), BLOCKS, HEADS, C, 1) >= level
+            best = _merge(best, _entries(cand, peer, rows, entry, running, BLOCKS, HEADS, C, DEPTH), C)
+        entry += DEPTH
+        deeper = entry < C
+        if deeper:  # does the last entry read of any list still rank?
+            level = _kth(best, k, C)
+            ranks = tl.zeros((), tl.int32)
+            for peer in tl.static_range(WORLD):
+                last = _entries(cand, peer, rows, entry - 1, lists, BLOCKS, HEADS, C, 1)
+                ranks += tl.sum(((last >= level) & (last != NO_TOKEN)).to(tl.int32))
+            deeper = ranks > 0
+    return best
 
 
 @triton.jit
@@ -148,6 +188,23 @@ def _logits_of(logits, peer, LOGITS: tl.constexpr):
 
 
 @triton.jit
+def _count_at_level(logits, temperature, level, rows, vocab, V: tl.constexpr, BLOCK: tl.constexpr,
+                    LOGITS: tl.constexpr, WORLD: tl.constexpr):
+    """For rows [R, 1], the tokens whose scaled logit is ``level`` ([R, 1]) over every rank's logits: [R, 1]."""
+    CHUNKS: tl.constexpr = (V + BLOCK - 1) // BLOCK
+    count = tl.zeros(rows.shape, tl.int32)
+    for peer in tl.static_range(WORLD):
+        source = _logits_of(logits, peer, LOGITS)
+        valid = tl.minimum(tl.maximum(vocab - peer * V, 0), V)
+        for i in range(CHUNKS):
+            cols = i * BLOCK + tl.arange(0, BLOCK)[None, :]
+            real = (rows >= 0) & (cols < valid)
+            y = tl.div_rn(tl.load(source + rows * V + cols, mask=real, other=0.0).to(tl.float32), temperature)
+            count += tl.sum((real & (y == level)).to(tl.int32), axis=1, keep_dims=True)
+    return count
+
+
+@triton.jit
 def _draw_at_level(logits, seed, temperature, level, count, rows, position, vocab, V: tl.constexpr,
                    BLOCK: tl.constexpr, LOGITS: tl.constexpr, WORLD: tl.constexpr):
     """For rows [R, 1], the Gumbel-max over the ``count`` highest-id tokens whose scaled logit is ``level`` (both
@@ -156,7 +213,7 @@ def _draw_at_level(logits, seed, temperature, level, count, rows, position, voca
     offs = tl.arange(0, BLOCK)[None, :]
     best = tl.full((rows.shape[0],), float("-inf"), tl.float32)
     token = tl.zeros((rows.shape[0],), tl.int64)
-    passed = tl.zeros(rows.shape, tl.int64)  # tokens at the level with higher ids than the chunk's
+    passed = tl.zeros(rows.shape, tl.int32)  # tokens at the level with higher ids than the chunk's
     for q in tl.static_range(WORLD):
         peer = WORLD - 1 - q
         source = _logits_of(logits, peer, LOGITS)
@@ -165,64 +222,57 @@ def _draw_at_level(logits, seed, temperature, level, count, rows, position, voca
             cols = (CHUNKS - 1 - i) * BLOCK + offs
             real = (count > 0) & (cols < valid)
             y = tl.div_rn(tl.load(source + rows * V + cols, mask=real, other=0.0).to(tl.float32), temperature)
-            at = real & (y == level)
-            higher = passed + tl.sum(at.to(tl.int64), axis=1, keep_dims=True) - tl.cumsum(at.to(tl.int64), axis=1)
+            at = (real & (y == level)).to(tl.int32)
+            higher = passed + tl.sum(at, axis=1, keep_dims=True) - tl.cumsum(at, axis=1)
             ids = peer * V + cols.to(tl.int64)
-            noise = tl.where(at & (higher < count), gumbel(seed, position, rows, ids), float("-inf"))
+            noise = tl.where((at == 1) & (higher < count), gumbel(seed, position, rows, ids), float("-inf"))
             top, where = tl.max(noise, axis=1, return_indices=True)
             token = tl.where(top > best, tl.sum(tl.where(offs == where[:, None], ids, 0), axis=1), token)
             best = tl.maximum(best, top)
-            passed += tl.sum(at.to(tl.int64), axis=1, keep_dims=True)
+            passed += tl.sum(at, axis=1, keep_dims=True)
     return tl.reshape(level, (rows.shape[0],)) + best, token
 
 
 @triton.jit
-def _draw_truncated(logits, cand, ties, seed, temperature, k, top_p, kept, rows, position, vocab, V: tl.constexpr,
-                    BLOCK: tl.constexpr, BLOCKS: tl.constexpr, BLOCKS_PAD: tl.constexpr, C: tl.constexpr,
-                    LOGITS: tl.constexpr, WORLD: tl.constexpr):
-    """The draws of rows [R, 1] under top-k (and top-p), from every rank's candidate lists: tokens [R]."""
-    where_cand, lists = _rows_of_every_rank(cand, rows, BLOCKS, BLOCKS_PAD, C, WORLD)
-    keys = tl.load(where_cand, mask=lists & (rows >= 0), other=NO_TOKEN)  # [R, N]: in token id order
-    order = (keys >> 32).to(tl.int32)  # NO_VALUE in empty slots
-    level = kth_largest(order, k, tl.min(order, axis=1, keep_dims=True))  # top-k keeps every token at least this
-    above = (order > level).to(tl.int32)
-    at = (order == level).to(tl.int32)
-    counts = tl.sum(at + (above << 16), axis=1, keep_dims=True)
-    n_at, n_above = counts & 0xFFFF, counts >> 16
-    # a block whose k best end at the level left out its other tokens there: they are kept too
-    where_ties, blocks = _rows_of_every_rank(ties, rows, BLOCKS, BLOCKS_PAD, 1, WORLD)
-    left_out = tl.load(where_ties, mask=blocks & (rows >= 0), other=0)  # [R, blocks]
-    last = tl.min(tl.reshape(tl.where(keys != NO_TOKEN, order, -NO_VALUE - 1), (rows.shape[0], left_out.shape[1], C)),
-                  axis=2)
-    at_level = n_at + tl.sum(tl.where(last == level, left_out, 0), axis=1, keep_dims=True).to(tl.int32)
-    fits = (at_level == n_at) & (n_above + at_level <= C)
-    outside = tl.where(fits, 0, at_level)  # tokens at the level drawn from the logits instead
-    # the kept candidates, compacted in id order into the rows' scratch
-    inside = (above == 1) | ((at == 1) & fits)
-    slot = tl.cumsum(inside.to(tl.int32), axis=1) - 1
-    tl.store(kept + rows * C + slot, keys, mask=inside)
-    tl.debug_barrier()
+def _draw_truncated(logits, cand, seed, temperature, k, top_p, rows, position, vocab, V: tl.constexpr,
+                    BLOCK: tl.constexpr, BLOCKS: tl.constexpr, HEADS: tl.constexpr, C: tl.constexpr,
+                    DEPTH: tl.constexpr, LOGITS: tl.constexpr, WORLD: tl.constexpr):
+    """The draws of rows [R, 1] under top-k (and top-p), from every rank's lists: tokens [R]."""
+    best = _best_keys(cand, rows, k, BLOCKS, HEADS, C, DEPTH, WORLD)
     c = tl.arange(0, C)[None, :]
-    mine = tl.load(kept + rows * C + c, mask=c < n_above + tl.where(fits, n_at, 0), other=NO_TOKEN)
-    mine_order = (mine >> 32).to(tl.int32)
+    order = (best >> 32).to(tl.int32)
+    level = (_kth(best, k, C) >> 32).to(tl.int32)  # top-k keeps every token of at least this value
+    real = best != NO_TOKEN
+    above = real & (order > level)
+    at = real & (order == level)
+    n_above = tl.sum(above.to(tl.int32), axis=1, keep_dims=True)
+    # where the C-th key is at the level, tokens there may lie past every list: they are counted and drawn from
+    # the logits instead (slower, and only for so many ties)
+    last = tl.sum(tl.where(c == C - 1, best, 0), axis=1, keep_dims=True)
+    fits = (last == NO_TOKEN) | ((last >> 32).to(tl.int32) != level)
+    at_level = tl.sum(at.to(tl.int32), axis=1, keep_dims=True)
+    if tl.min(fits.to(tl.int32)) == 0:
+        counted = _count_at_level(logits, temperature, _value(level), rows, vocab, V, BLOCK, LOGITS, WORLD)
+        at_level = tl.where(fits, at_level, counted)
+    outside = tl.where(fits, 0, at_level)  # tokens at the level drawn from the logits
+    mine = tl.where(above | (at & fits), best, NO_TOKEN)  # descending: the kept keys, then empty entries
     # probabilities relative to the most probable token's, over what top-k keeps (at least that token's own 1)
-    top = _value(tl.maximum(tl.max(mine_order, axis=1, keep_dims=True), level))
+    top = _value(tl.maximum(tl.max((mine >> 32).to(tl.int32), axis=1, keep_dims=True), level))
     tie = tl.exp(_value(level) - top)
-    total = (tl.sum(tl.where(mine_order > level, tl.exp(_value(mine_order) - top), 0.0), axis=1, keep_dims=True)
+    total = (tl.sum(tl.where(above, tl.exp(_value(order) - top), 0.0), axis=1, keep_dims=True)
              + at_level.to(tl.float32) * tie)
     total = tl.maximum(total, 1.0)  # rows past the batch have nothing
     # HuggingFace's top-p: a token goes when the probability at or below it (ascending order) is at most
-    # 1 - top_p; the most probable token always stays. The keys in ascending order (value, then id: a stable
-    # sort's; empty slots first), so the mass at or below each is a running sum
-    ascending = tl.sort(mine, dim=1)
-    y = _value((ascending >> 32).to(tl.int32))
-    token = ascending & 0xFFFFFFFF
-    p = tl.where(ascending != NO_TOKEN, tl.exp(y - top) / total, 0.0)
-    below = tl.cumsum(p, axis=1) + outside * tie / total
+    # 1 - top_p; the most probable token always stays. The kept keys are in descending order (value, then id: a
+    # stable sort's reversed), so the mass at or below each is a running sum from the end
+    y = _value((mine >> 32).to(tl.int32))
+    token = mine & 0xFFFFFFFF
+    p = tl.where(mine != NO_TOKEN, tl.exp(y - top) / total, 0.0)
+    below = tl.cumsum(p, axis=1, reverse=True) + outside * tie / total
     limit = tl.where(top_p < 1.0, 1.0 - top_p, -1.0)
-    keep = (ascending != NO_TOKEN) & ((below > limit) | (c == C - 1))  # the last key is the most probable
+    keep = (mine != NO_TOKEN) & ((below > limit) | (c == 0))  # the first key is the most probable
     score = tl.where(keep, y + gumbel(seed, position, rows, token), float("-inf"))
-    best, where = tl.max(score, axis=1, return_indices=True)
+    best_score, where = tl.max(score, axis=1, return_indices=True)
     drawn = tl.sum(tl.where(c == where[:, None], token, 0), axis=1)
     if tl.max(outside) > 0:  # the j-th of them from the bottom has j * tie / total at or below it
         share = tie / total
@@ -231,24 +281,25 @@ def _draw_truncated(logits, cand, ties, seed, temperature, k, top_p, kept, rows,
         stay = tl.where((n_above == 0) & (outside > 0), tl.maximum(stay, 1), stay)  # the highest ids stay
         level_best, level_token = _draw_at_level(logits, seed, temperature, _value(level), stay, rows, position,
                                                  vocab, V, BLOCK, LOGITS, WORLD)
-        drawn = tl.where(level_best > best, level_token, drawn)
+        drawn = tl.where(level_best > best_score, level_token, drawn)
     return drawn
 
 
-@triton.jit
-def sample_pick_tile(logits, cand, ties, value, index, seed, temperature, top_k, top_p, kept, tokens, pos, tile, B,
-                     vocab, V: tl.constexpr, BLOCK: tl.constexpr, BLOCKS: tl.constexpr, BLOCKS_PAD: tl.constexpr,
-                     C: tl.constexpr, LOGITS: tl.constexpr, ROWS: tl.constexpr, WORLD: tl.constexpr):
+@triton.jit(noinline=True)  # a function of its own: its registers do not weigh on the GEMV tiles' (ptxas)
+def sample_pick_tile(logits, cand, value, index, seed, temperature, top_k, top_p, tokens, pos, tile, B, vocab,
+                     V: tl.constexpr, BLOCK: tl.constexpr, BLOCKS: tl.constexpr, HEADS: tl.constexpr,
+                     C: tl.constexpr, DEPTH: tl.constexpr, LOGITS: tl.constexpr, ROWS: tl.constexpr,
+                     WORLD: tl.constexpr):
     r = tile * ROWS + tl.arange(0, ROWS)  # the tile's batch rows
     live = r < B
     position = tl.load(pos + r, mask=live, other=0)
     k = tl.load(top_k)
     if k == 0:
-        token = best_of_blocks(value, index, r, live, BLOCKS, BLOCKS_PAD, WORLD)
+        token = best_of_blocks(value, index, r, live, BLOCKS, HEADS, WORLD)
     else:
-        token = _draw_truncated(logits, cand, ties, tl.load(seed), tl.load(temperature), k, tl.load(top_p), kept,
-                                tl.where(live, r, -1)[:, None], position[:, None], vocab, V, BLOCK, BLOCKS,
-                                BLOCKS_PAD, C, LOGITS, WORLD)
+        token = _draw_truncated(logits, cand, tl.load(seed), tl.load(temperature), k, tl.load(top_p),
+                                tl.where(live, r, -1)[:, None], position[:, None], vocab, V, BLOCK, BLOCKS, HEADS,
+                                C, DEPTH, LOGITS, WORLD)
     tl.store(tokens + r, token, mask=live)
     tl.store(pos + r, position + 1, mask=live)
 
@@ -279,69 +330,34 @@ def draw(logits: torch.Tensor, seed: int, position: torch.Tensor, row: torch.Ten
     return torch.where(keep, y + noise, float("-inf")).argmax(-1)
 
 
-def sample_partial_reference(logits, seed, temperature, top_k, pos, cand, ties, value, index, tile, B, offset, valid,
+def sample_partial_reference(logits, seed, temperature, top_k, pos, cand, value, index, tile, B, offset, valid,
                              BLOCK, BLOCKS, C, ROWS):
     group, j = divmod(tile, BLOCKS)
     cols = torch.arange(j * BLOCK, min((j + 1) * BLOCK, valid), device=logits.device)
     token = offset + cols
-    k = int(top_k[0])
     for b in range(group * ROWS, min((group + 1) * ROWS, B)):
         y = logits[0, b, cols].float() / temperature
-        if k == 0:
+        if int(top_k[0]) == 0:
             score = y + gumbel_torch(int(seed[0]), pos[b], torch.tensor(b, device=pos.device), token)
             where = int(score.argmax()) if cols.numel() else 0  # the first maximum
             value[b, j] = score[where] if cols.numel() else float("-inf")
             index[b, j] = offset + j * BLOCK + where
             continue
-        order = _order_torch(y)
-        n = min(k, cols.numel())
-        best = ((order << 32) | token).topk(n).values
+        best = ((_order_torch(y) << 32) | token).sort(descending=True).values[:C]
         cand[b, j] = -(2 ** 63)
-        cand[b, j, :n] = best[(best & 0xFFFFFFFF).argsort()]  # in id order, as the tile compacts them
-        level = best[-1] >> 32 if n else None
-        ties[b, j] = int((order == level).sum()) - int(((best >> 32) == level).sum()) if n else 0
+        cand[b, j, :best.numel()] = best
 
 
-def sample_pick_reference(logits, cand, ties, seed, temperature, top_k, top_p, kept, tokens, pos, tile, B, vocab, C,
+def sample_pick_reference(logits, cand, value, index, seed, temperature, top_k, top_p, tokens, pos, tile, B, vocab,
                           ROWS):
-    k = int(top_k[0])
     for b in range(tile * ROWS, min((tile + 1) * ROWS, B)):
-        if k:  # the tile's scratch: the candidates top-k keeps, in id order, when they all fit
-            keys = torch.cat([c[b].reshape(-1) for c in cand])
-            last_keys = torch.cat([c[b] for c in cand])
-            left_out = torch.cat([t[b] for t in ties])
-            real = keys != -(2 ** 63)
-            order = keys >> 32
-            level = order[real].topk(k).values[-1]
-            last = torch.where(last_keys != -(2 ** 63), last_keys >> 32, 2 ** 31).min(1).values
-            at = real & (order == level)
-            inside = real & (order > level)
-            if int(left_out[last == level].sum()) == 0 and int(inside.sum() + at.sum()) <= C:
-                inside |= at
-            kept[b, :int(inside.sum())] = keys[inside]
         row = torch.cat([part[0, b] for part in logits])[:vocab]
         tokens[b] = draw(row[None], int(seed[0]), pos[b:b + 1], torch.tensor([b], device=row.device),
-                         float(temperature[0]), k, float(top_p[0]))[0]
+                         float(temperature[0]), int(top_k[0]), float(top_p[0]))[0]
         pos[b] += 1
 
 
 # -- plans ----------------------------------------------------------------------------------------------------
-
-def sample_blocks(vocab: int, candidates: int, BLOCK: int = 4096) -> tuple[int, int]:
-    """(block, blocks): how sample_partial splits a vocabulary slice; a block holds at least ``candidates``."""
-    block = max(candidates, min(BLOCK, triton.next_power_of_2(vocab)))
-    return block, cdiv(vocab, block)
-
-
-def row_candidates(vocab: int, ranks: int, candidates: int) -> int:
-    """The candidate slots sample_pick searches a row: every rank's blocks' lists, ranks and blocks padded to powers
-    of two. kth_largest counts them in 16-bit fields, so there must be at most MAX_ROW_CANDIDATES."""
-    _, blocks = sample_blocks(cdiv(vocab, ranks), candidates)
-    return triton.next_power_of_2(ranks) * triton.next_power_of_2(blocks) * candidates
-
-
-MAX_ROW_CANDIDATES = 32767
-
 
 def _one(*tensors):
     for t in tensors:
@@ -350,21 +366,31 @@ def _one(*tensors):
     return (ALL,)
 
 
-def _sample_partial_plan(logits, seed, temperature, top_k, pos, cand, ties, value, index, offset=0, valid=None,
+def _width(n: int, candidates: int) -> int:
+    """A tile's keys of n tokens or lists, as _top takes them: a power of two, at least the list length."""
+    return max(triton.next_power_of_2(n), candidates)
+
+
+def _sample_partial_plan(logits, seed, temperature, top_k, pos, cand, value, index, offset=0, valid=None,
                          BLOCK=4096, ROWS=1):
+    """Tiles of BLOCK logits (the decode graph gives each lm_head tile's rows a block, as greedy's argmax); cand
+    is [B, blocks, C]: each block's C best keys, value and index [B, blocks]: its Gumbel-max without top-k."""
     if logits.dim() != 3 or logits.shape[0] != 1 or not logits.is_contiguous():
         raise TaskDefinitionError(f"sample_partial: logits must be a contiguous [1, B, V] tensor, "
                                   f"got {tuple(logits.shape)}")
     _, batch, vocab = logits.shape
     candidates = cand.shape[-1]
-    if candidates & (candidates - 1) or ROWS & (ROWS - 1):
-        raise TaskDefinitionError(f"sample_partial: the candidates per block (cand's last dimension, {candidates}) "
-                                  f"and ROWS ({ROWS}) must be powers of two")
-    BLOCK, blocks = sample_blocks(vocab, candidates, BLOCK)
+    if candidates & (candidates - 1) or ROWS & (ROWS - 1) or not 1 <= candidates <= MAX_TOP_K:
+        raise TaskDefinitionError(f"sample_partial: the entries a list (cand's last dimension, {candidates}) must "
+                                  f"be a power of two up to {MAX_TOP_K}, and ROWS ({ROWS}) a power of two")
+    if not isinstance(BLOCK, int) or not 1 <= BLOCK <= MAX_ARGMAX_ROWS:
+        raise TaskDefinitionError(f"sample_partial: BLOCK (logits a tile) must be an int in 1..{MAX_ARGMAX_ROWS}, "
+                                  f"got {BLOCK!r}")
+    blocks = cdiv(vocab, BLOCK)
     if tuple(cand.shape) != (batch, blocks, candidates) or any(tuple(t.shape) != (batch, blocks)
-                                                               for t in (ties, value, index)):
+                                                               for t in (value, index)):
         raise TaskDefinitionError(f"sample_partial: cand must be [B, blocks, C] = {(batch, blocks, candidates)} and "
-                                  f"ties, value, index [B, blocks] = {(batch, blocks)}")
+                                  f"value, index [B, blocks] = {(batch, blocks)}")
     valid = vocab if valid is None else valid
     if not 0 <= valid <= vocab:
         raise TaskDefinitionError(f"sample_partial: valid must be in 0..{vocab} (the logits' width), got {valid}")
@@ -372,38 +398,42 @@ def _sample_partial_plan(logits, seed, temperature, top_k, pos, cand, ties, valu
     rows, j = (t // blocks * ROWS, ROWS), (t % blocks, 1)
     return TilePlan(t.size, reads={"logits": ((0, 1), rows, (j[0] * BLOCK, BLOCK)), "seed": _one(seed),
                                    "temperature": _one(temperature), "top_k": _one(top_k), "pos": (rows,)},
-                    writes={"cand": (rows, j, ALL), "ties": (rows, j), "value": (rows, j), "index": (rows, j)},
+                    writes={"cand": (rows, j, ALL), "value": (rows, j), "index": (rows, j)},
                     scalars={"B": batch, "offset": int(offset), "valid": int(valid)},
-                    constexprs={"V": vocab, "BLOCK": BLOCK, "BLOCKS": blocks, "C": candidates, "ROWS": ROWS}, cost=1.0)
+                    constexprs={"V": vocab, "BLOCK": BLOCK, "BLOCKS": blocks, "C": candidates, "ROWS": ROWS,
+                                "WIDTH": _width(min(BLOCK, vocab), candidates)}, cost=1.0)
 
 
-def _sample_pick_plan(logits, cand, ties, value, index, seed, temperature, top_k, top_p, kept, tokens, pos,
-                      vocab=None, ROWS=1):
+def _sample_pick_plan(logits, cand, value, index, seed, temperature, top_k, top_p, tokens, pos, vocab=None, ROWS=1):
+    """One tile for ROWS rows; a round of its merge reads DEPTH entries of each of a rank's lists (HEADS: the
+    lists, padded), about PICK_KEYS keys and at least C (as _top takes them): the heads alone at batch 1 (a list
+    per lm_head tile), more entries where there are few lists."""
     batch, blocks, candidates = cand.shape
+    heads = triton.next_power_of_2(blocks)
     width = logits.shape[2]
-    if (tuple(kept.shape) != (batch, candidates) or tokens.dim() != 1 or pos.dim() != 1 or tokens.shape[0] < batch
-            or pos.shape[0] < batch):
-        raise TaskDefinitionError(f"sample_pick: kept must be [B, C] = {(batch, candidates)} and tokens, pos [B] "
-                                  f"vectors with B >= {batch}")
+    if tokens.dim() != 1 or pos.dim() != 1 or tokens.shape[0] < batch or pos.shape[0] < batch:
+        raise TaskDefinitionError(f"sample_pick: tokens and pos must be [B] vectors with B >= {batch}")
     t = tile_arange(cdiv(batch, ROWS))
     rows = ((t * ROWS, ROWS),)
     settings = {"seed": _one(seed), "temperature": _one(temperature), "top_k": _one(top_k), "top_p": _one(top_p)}
     return TilePlan(t.size, reads={"logits": ((0, 1),) + rows + (ALL,), "cand": rows + (ALL, ALL),
-                                   "ties": rows + (ALL,), "value": rows + (ALL,), "index": rows + (ALL,), "pos": rows,
-                                   **settings},
-                    writes={"kept": rows + (ALL,), "tokens": rows, "pos": rows},
+                                   "value": rows + (ALL,), "index": rows + (ALL,), "pos": rows, **settings},
+                    writes={"tokens": rows, "pos": rows},
                     scalars={"B": batch, "vocab": width if vocab is None else int(vocab)},
-                    constexprs={"V": width, "BLOCK": sample_blocks(width, candidates)[0], "BLOCKS": blocks,
-                                "BLOCKS_PAD": triton.next_power_of_2(blocks), "C": candidates,
+                    constexprs={"V": width, "BLOCK": min(SCAN_BLOCK, triton.next_power_of_2(width)), "BLOCKS": blocks,
+                                "HEADS": heads, "C": candidates, "DEPTH": max(candidates // heads, min(candidates, PICK_KEYS // heads), 1),
                                 "LOGITS": str(logits.dtype).removeprefix("torch."), "ROWS": ROWS}, cost=2.0)
+
+
+SCAN_BLOCK = 512  # logits a step of the pick's scan for ties past every list
+PICK_KEYS = 512  # keys a round of the pick's merge reads from a rank's lists
 
 
 sample_partial = register_task("sample_partial", sample_partial_tile,
                                inputs=("logits", "seed", "temperature", "top_k", "pos"),
-                               outputs=("cand", "ties", "value", "index"), plan=_sample_partial_plan,
+                               outputs=("cand", "value", "index"), plan=_sample_partial_plan,
                                reference=sample_partial_reference)
 sample_pick = register_task("sample_pick", sample_pick_tile,
-                            inputs=("logits", "cand", "ties", "value", "index", "seed", "temperature", "top_k",
-                                    "top_p"),
-                            outputs=("kept", "tokens", "pos"), plan=_sample_pick_plan, reference=sample_pick_reference,
-                            peer_inputs=("logits", "cand", "ties", "value", "index"))
+                            inputs=("logits", "cand", "value", "index", "seed", "temperature", "top_k", "top_p"),
+                            outputs=("tokens", "pos"), plan=_sample_pick_plan, reference=sample_pick_reference,
+                            peer_inputs=("logits", "cand", "value", "index"))
