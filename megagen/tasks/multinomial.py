@@ -61,50 +61,55 @@ def _log2(n):
 
 
 @triton.jit
-def _exchange(x, s: tl.constexpr, desc):
-    """One layer of a bitonic network on the rows of int64 ``x`` [R, N]: each element and the one s places away
-    (s a power of two) in order, the larger first where ``desc`` ([1, N]) holds, the smaller first elsewhere. The
-    partner is the pair's sum less the element (exact in wrapping arithmetic): a plain sum, which Triton's
-    interpreter runs as fast as the GPU does, where an xor-sum reduction runs element by element."""
-    R: tl.constexpr = x.shape[0]
-    N: tl.constexpr = x.shape[1]
-    pairs = tl.reshape(x, (R, N // (2 * s), 2, s))
-    partner = tl.sum(pairs, axis=2, keep_dims=True) - pairs
-    second = tl.arange(0, 2)[None, None, :, None] == 1
-    larger_first = tl.reshape(desc, (1, N // (2 * s), 2, s))
-    ordered = tl.where(second == larger_first, tl.minimum(pairs, partner), tl.maximum(pairs, partner))
-    return tl.reshape(ordered, (R, N))
+def _exchange(h, p, BIT: tl.constexpr, desc, BITS: tl.constexpr):
+    """One layer of a bitonic network on int64 keys ``h`` [R, 2, ..., 2] (an axis for each of the BITS bits of a
+    key's index ``p`` in its row, the highest first): each key and the one whose index differs in bit BIT in
+    order, the larger first where ``desc`` holds, the smaller first elsewhere. The partner is the pair's sum less
+    the key (exact in wrapping arithmetic): a plain sum, which Triton's interpreter runs as fast as the GPU does,
+    where an xor-sum reduction runs key by key."""
+    partner = tl.sum(h, axis=BITS - BIT, keep_dims=True) - h
+    second = ((p >> BIT) & 1) == 1
+    return tl.where(second == desc, tl.minimum(h, partner), tl.maximum(h, partner))
 
 
 @triton.jit
-def _bitonic_merge(x, RUN: tl.constexpr, DESCENDING: tl.constexpr):
-    """Sort each run of RUN elements of the rows of ``x`` (each run a bitonic sequence): run r descending where
-    DESCENDING holds for even r, ascending for odd r, and the reverse where it does not."""
-    p = tl.arange(0, x.shape[1])[None, :]
+def _bitonic_merge(h, p, RUN: tl.constexpr, DESCENDING: tl.constexpr, BITS: tl.constexpr):
+    """Sort each run of RUN keys of ``h`` (as _exchange holds them; each run a bitonic sequence): run r descending
+    where DESCENDING holds for even r, ascending for odd r, and the reverse where it does not."""
     desc = ((p // RUN) % 2 == 0) == DESCENDING
     for i in tl.static_range(_log2(RUN)):
-        x = _exchange(x, RUN >> (i + 1), desc)
-    return x
+        h = _exchange(h, p, _log2(RUN) - 1 - i, desc, BITS)
+    return h
+
+
+@triton.jit
+def _hypercube(x, BITS: tl.constexpr):
+    """[R, 2**BITS] keys as _exchange holds them, and their indices."""
+    return tl.reshape(x, [x.shape[0]] + [2] * BITS), tl.reshape(tl.arange(0, 1 << BITS), [1] + [2] * BITS)
 
 
 @triton.jit
 def _top(keys, C: tl.constexpr, DESCENDING: tl.constexpr):
     """The C largest of each row of int64 ``keys`` [R, N] (N >= C, powers of two), sorted: runs of C sorted by a
-    bitonic network in alternating directions, then halved (the larger of two opposite runs, element by element,
-    is a bitonic run holding their C largest) and merged again, until one run is left."""
-    x = keys
+    bitonic network in alternating directions, then halved (the larger of two opposite runs, key by key, is a
+    bitonic run holding their C largest) and merged again, until one run is left. The keys stay in one shape
+    throughout (an axis a bit of their index), so every layer is a register or shuffle exchange."""
+    BITS: tl.constexpr = _log2(keys.shape[1])
+    h, p = _hypercube(keys, BITS)
     for i in tl.static_range(1, _log2(C) + 1):
-        x = _bitonic_merge(x, 1 << i, DESCENDING)
-    for _ in tl.static_range(_log2(keys.shape[1]) - _log2(C)):
-        halves = tl.reshape(x, (x.shape[0], x.shape[1] // (2 * C), 2, C))
-        x = _bitonic_merge(tl.reshape(tl.max(halves, axis=2), (x.shape[0], x.shape[1] // 2)), C, DESCENDING)
-    return x
+        h = _bitonic_merge(h, p, 1 << i, DESCENDING, BITS)
+    for t in tl.static_range(BITS - _log2(C)):
+        h = tl.max(h, axis=BITS - t - _log2(C))  # the axis of index bit log2(C)
+        p = tl.reshape(tl.arange(0, 1 << (BITS - t - 1)), [1] + [2] * (BITS - t - 1))
+        h = _bitonic_merge(h, p, C, DESCENDING, BITS - t - 1)
+    return tl.reshape(h, (keys.shape[0], C))
 
 
 @triton.jit
 def _merge(best, keys, C: tl.constexpr):
     """The C largest of the descending [R, C] ``best`` and of [R, N] ``keys`` (N >= C), in descending order."""
-    return _bitonic_merge(tl.maximum(best, _top(keys, C, False)), C, True)
+    h, p = _hypercube(tl.maximum(best, _top(keys, C, False)), _log2(C))
+    return tl.reshape(_bitonic_merge(h, p, C, True, _log2(C)), (best.shape[0], C))
 
 
 @triton.jit
