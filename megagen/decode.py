@@ -321,9 +321,9 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
                                  align, max_splits, blocks=blocks)
 
     def lm_head_tiling(vocab):
-        """(the lm_head's ``GemvTiles``, logits per argmax or sample_partial tile). At batch 1 one wave of lm_head tiles,
-        each followed by an argmax tile of its rows (Qwen3-0.6B on an H100: 1.070 -> 1.057 ms a step,
-        BENCHMARKS.md), where tiles of at most max_tile_rows ran waves with a tile boundary (a drained load pipeline)
+        """(the lm_head's ``GemvTiles``, logits per argmax or sample_partial tile). At batch 1 one wave of lm_head
+        tiles, each followed by an argmax (or sample_partial) tile of its rows (Qwen3-0.6B on an H100: 1.070 ->
+        1.057 ms a step, BENCHMARKS.md), where tiles of at most max_tile_rows ran waves with a tile boundary (a drained load pipeline)
         each; in whole weight blocks, as a tile's masked last block takes a loop step as long as a full one. A
         batch's tiles are bound by their loop steps, which waves do not change, and an argmax tile per lm_head tile
         and batch row measured slower at batch 8 (Llama-3.2-1B 1.448 -> 1.463 ms): there argmax tiles take 4096
@@ -512,6 +512,5 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
     # one pick tile for every row: it advances the positions, and one tile waits for their readers as whole ops
     # (see sampling.greedy_pick)
     g.add(M.sample_pick, name="next_token", logits=logits, cand=cand, value=value, index=index, top_p=state.top_p,
-          tokens=state.tokens, pos=state.pos,
-          vocab=decoder.vocab_size, ROWS=triton.next_power_of_2(batch), **settings)
+          tokens=state.tokens, pos=state.pos, vocab=decoder.vocab_size, ROWS=triton.next_power_of_2(batch), **settings)
     return g

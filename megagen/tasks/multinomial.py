@@ -21,11 +21,11 @@ A tile covers ``ROWS`` batch rows: one in a decode step's sample_partial, the ba
 launch draws thousands of times (the statistical tests).
 
 The draw is HuggingFace's in every case. Where the C-th best key is at the top-k value, tokens tied there may
-lie past every list: the pick counts and draws them from the logits instead (``_count_at_level``, ``_draw_at_level``), highest ids
-first: slower, and only for so many ties. Where tokens tie at the top-p boundary, HuggingFace's (unstable) sort
-decides which it keeps; here they are kept as a stable sort keeps them, the highest ids. ``draw`` is the same
-sampler in plain torch, over whole rows of logits: the pick's reference and the first token's sampler (drawn
-from the prefill's logits).
+lie past every list: the pick counts and draws them from the logits instead (``_count_at_level``,
+``_draw_at_level``), highest ids first: slower, and only for so many ties. Where tokens tie at the top-p boundary,
+HuggingFace's (unstable) sort decides which it keeps; here they are kept as a stable sort keeps them, the highest
+ids. ``draw`` is the same sampler in plain torch, over whole rows of logits: the pick's reference and the first
+token's sampler (drawn from the prefill's logits).
 """
 import torch
 import triton
@@ -426,7 +426,8 @@ def _sample_pick_plan(logits, cand, value, index, seed, temperature, top_k, top_
                     writes={"tokens": rows, "pos": rows},
                     scalars={"B": batch, "vocab": width if vocab is None else int(vocab)},
                     constexprs={"V": width, "BLOCK": min(SCAN_BLOCK, triton.next_power_of_2(width)), "BLOCKS": blocks,
-                                "HEADS": heads, "C": candidates, "DEPTH": max(candidates // heads, min(candidates, PICK_KEYS // heads), 1),
+                                "HEADS": heads, "C": candidates,
+                                "DEPTH": max(candidates // heads, min(candidates, PICK_KEYS // heads), 1),
                                 "LOGITS": str(logits.dtype).removeprefix("torch."), "ROWS": ROWS}, cost=2.0)
 
 
