@@ -144,6 +144,28 @@ def test_kernel_draws_the_torch_samplers_tokens(kind, top_k, temperature, top_p)
         assert any(50 <= t < 90 for t in want.tolist()) or top_p < 1
 
 
+@pytest.mark.parametrize("kind, top_k, top_p", [("plain", 10, 0.8), ("tie_overflow", 5, 0.4), ("quantised", 8, 0.9),
+                                                ("concentrated", 12, 1.0)])
+def test_pick_reads_deeper_entries_in_rounds(kind, top_k, top_p, monkeypatch):
+    """Blocks of 8 tokens (37 lists a row) and a pick reading one entry of each list a round, as a batch-1 decode
+    step's pick does (a list per lm_head tile): the lists whose last entry read still ranks are read further, and
+    every row's token is ``draw``'s. "concentrated" puts a row's 12 best tokens in one block, so its list is read
+    to the end of those 12 entries, round after round."""
+    monkeypatch.setattr(M, "PICK_KEYS", 1)  # one entry a list a round
+    logits = _random_logits("tie_overflow" if kind == "tie_overflow" else "plain")
+    if kind == "quantised":
+        logits = (logits * 2).round() / 2
+    elif kind == "concentrated":
+        logits[:, 40:48] += 20.0
+        logits[:, 48:52] += 19.0
+    g, tokens, pos = sampling_graph(logits, top_k=top_k, temperature=0.9, top_p=top_p, block=8, rows=4)
+    assert g.ops[-1].plan.constexprs["DEPTH"] == 1 and g.ops[-1].plan.constexprs["BLOCKS"] == 37
+    start = pos.clone()
+    want = M.draw(logits, SEED, start.cpu(), torch.arange(len(logits)), 0.9, top_k, top_p)
+    g.compile().run()
+    assert tokens.tolist() == want.tolist()
+
+
 @pytest.mark.parametrize("kind, top_k, top_p", [("plain", 10, 0.8), ("plain", 0, 1.0), ("tie_overflow", 5, 0.4),
                                                 ("quantised", 8, 0.9)])
 def test_ranks_draw_the_same_tokens_as_one(kind, top_k, top_p):
@@ -295,7 +317,7 @@ def test_generate_takes_its_settings_from_the_generation_config(runners, monkeyp
     assert torch.equal(from_config, _sample(runner, 3, ids, temperature=1.6, top_k=20, top_p=0.9))
 
 
-def test_max_top_k_is_checked_when_building(runners, monkeypatch):
+def test_max_top_k_is_checked_when_building(runners):
     model, _, _ = runners
     with pytest.raises(MegagenError, match="max_top_k must be a power of two"):
         megagen.build(model, max_top_k=48)

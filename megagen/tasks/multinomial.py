@@ -11,8 +11,8 @@ decoding's places; they read the settings from device tensors, so one kernel ser
   (a bitonic network). Without truncation (``top_k`` = 0) it writes the block's Gumbel-max, as
   argmax_partial writes its best.
 - ``sample_pick``, one tile for the rows, reading every rank's lists: the row's C best keys, merged from the
-  lists' heads and then, a round at a time, from the next entries of the lists whose last entry read still
-  ranks among the k best (one or two rounds for most logits, so a pick reads a few hundred keys, not every
+  lists' heads and then, a round at a time, from the next entries of the lists whose last entry read is still
+  of the k-th best value or above (one or two rounds for most logits, so a pick reads a few hundred keys, not every
   list); top-k keeps every token of at least the k-th value (ties included), top-p the most probable of those
   (a running sum in ascending order, the most probable always kept), and the Gumbel-max over what stays gives
   the next token; then the position advances.
@@ -118,6 +118,13 @@ def _kth(best, k, C: tl.constexpr):
     return tl.sum(tl.where(tl.arange(0, C)[None, :] == k - 1, best, 0), axis=1, keep_dims=True)
 
 
+@triton.jit
+def _least_of_kth_value(best, k, C: tl.constexpr):
+    """The least key of the k-th key's value (its id bits cleared), as [R, 1]: tokens tied there with lower ids
+    are kept by top-k too, so lists are read on while they hold such keys."""
+    return (_kth(best, k, C) >> 32) << 32
+
+
 @triton.jit(noinline=True)  # as the pick (below): no spills in the MegaKernel with both
 def sample_partial_tile(logits, seed, temperature, top_k, pos, cand, value, index, tile, B, offset, valid,
                         V: tl.constexpr, BLOCK: tl.constexpr, BLOCKS: tl.constexpr, WIDTH: tl.constexpr,
@@ -157,22 +164,23 @@ def _entries(cand, peer, rows, entry, running, BLOCKS: tl.constexpr, HEADS: tl.c
 @triton.jit
 def _best_keys(cand, rows, k, BLOCKS: tl.constexpr, HEADS: tl.constexpr, C: tl.constexpr, DEPTH: tl.constexpr,
                WORLD: tl.constexpr):
-    """The C largest keys of rows [R, 1] over every rank's lists, in descending order. A list is read DEPTH
-    entries a round, the next round only while its last entry read ranks among the row's k best so far (one
-    or two rounds for most logits, where reading every list whole would take C entries of each)."""
+    """The C largest keys of rows [R, 1] over every rank's lists, in descending order, or at least every key of
+    the k-th best value and above (top-k keeps them all, ties included). A list is read DEPTH entries a round,
+    the next round only while its last entry read is of at least the k-th best value so far (one or two rounds
+    for most logits, where reading every list whole would take C entries of each)."""
     best = tl.full((rows.shape[0], C), NO_TOKEN, tl.int64)
     lists = tl.full((rows.shape[0], HEADS), 1, tl.int1)
     entry = tl.full((), 0, tl.int32)
     deeper = entry < C
     while deeper:
-        level = _kth(best, k, C)  # no key yet in the first round: every list runs
+        level = _least_of_kth_value(best, k, C)  # no key yet in the first round: every list runs
         for peer in tl.static_range(WORLD):
             running = _entries(cand, peer, rows, entry - 1, lists & (entry > 0), BLOCKS, HEADS, C, 1) >= level
             best = _merge(best, _entries(cand, peer, rows, entry, running, BLOCKS, HEADS, C, DEPTH), C)
         entry += DEPTH
         deeper = entry < C
-        if deeper:  # does the last entry read of any list still rank?
-            level = _kth(best, k, C)
+        if deeper:  # is the last entry read of any list still of the k-th value or above?
+            level = _least_of_kth_value(best, k, C)
             ranks = tl.zeros((), tl.int32)
             for peer in tl.static_range(WORLD):
                 last = _entries(cand, peer, rows, entry - 1, lists, BLOCKS, HEADS, C, 1)
