@@ -339,7 +339,7 @@ def derive_dependencies(graph) -> TileDAG:
         covered = np.zeros(singles.shape[1], bool)
         covered[pair[held]] = True
         singles = singles[:, ~covered]
-    needs, singles = _drop_implied(needs, singles, np.array(set_ops, np.int64), set_ptr, offsets)
+    needs, singles = _drop_implied(needs, singles, np.array(set_ops, np.int64), set_ptr, set_idx, offsets)
     used = np.unique(needs[1]).astype(np.int64)  # sets no consumer needs any more are dropped, and the rest renumbered
     set_members = [set_members[i] for i in used.tolist()]
     needs = np.stack([needs[0], np.searchsorted(used, needs[1])]) if needs.size else needs
@@ -352,17 +352,23 @@ def derive_dependencies(graph) -> TileDAG:
 
 
 def _drop_implied(needs: np.ndarray, singles: np.ndarray, set_op: np.ndarray, set_ptr: np.ndarray,
-                  offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                  set_idx: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(needs, singles) without the dependencies that waiting for other producers already implies.
 
-    If every tile of op X needs all of op Y, a task that waits for any tile of X has, by then, all of Y,
-    and transitively all that Y's tiles needed whole; and a task that needs all of X needs no part of
-    it. Those needs and single producers are dropped. (A tile releases its counters after a fence and
-    waiting acquires them, so what X's tiles saw of Y is visible to X's consumers.) Each wait dropped is
-    a counter a task no longer polls."""
+    Two relations between ops, built in program order (producers come first):
+    - seen[X, Y]: every tile of X has seen all of Y finish: X's tiles need all of Y; or they all wait for
+      some tile of an op Z with seen[Z, Y]; or they need all of an op Z with union[Z, Y].
+    - union[X, Y]: X's tiles between them have seen all of Y: seen[X, Y]; or Y's tiles are all producers of
+      X's tiles (each of some tile); or union[Z, Y] for such an op Z; or seen[Z, Y] for an op Z some tile of X
+      waits on.
+    A task that waits for a tile of op P has seen[P]; one that needs all of P also union[P]; it needs no
+    wait on those ops. So the last op of a decode step, which all of the lm_head precedes, waits for no
+    earlier layer. (A tile releases its counters after a fence and waiting acquires them, so what a producer
+    saw is visible to its consumers.) Each wait dropped is a counter a task no longer polls."""
     num_ops = offsets.size - 1
     if not (needs.size or singles.size):
         return needs, singles
+    n = int(offsets[-1])
     tiles = np.diff(offsets)
     task_op = np.repeat(np.arange(num_ops), tiles)
     need_op = set_op[needs[1]]
@@ -371,28 +377,50 @@ def _drop_implied(needs: np.ndarray, singles: np.ndarray, set_op: np.ndarray, se
     # a task needs all of op Y through a set of it, or through single producers that are all its tiles
     single_keys, single_count = np.unique(singles[0] * num_ops + task_op[singles[1]], return_counts=True)
     all_of = np.unique(np.concatenate([whole_keys, single_keys[single_count == tiles[single_keys % num_ops]]]))
-    # direct[X, Y]: every tile of X needs all of Y; implied[X]: the same, transitively (producers come first)
-    pairs, count = np.unique(task_op[all_of // num_ops] * num_ops + all_of % num_ops, return_counts=True)
-    full = count == tiles[pairs // num_ops]
-    direct = np.zeros((num_ops, num_ops), bool)
-    direct[pairs[full] // num_ops, pairs[full] % num_ops] = True
-    implied = np.zeros_like(direct)
-    for x in range(num_ops):
-        ys = np.flatnonzero(direct[x])
-        if ys.size:
-            implied[x] = direct[x] | implied[ys].any(axis=0)
-    # per task: the ops its producers imply (as bit rows, to stay small for graphs of many ops)
+    needs_all = _every_tile(task_op[all_of // num_ops] * num_ops + all_of % num_ops, tiles)
     task = np.concatenate([needs[0], singles[0]])
     op = np.concatenate([need_op, task_op[singles[1]]])
+    waits = np.unique(task * num_ops + op)  # (task, an op it waits for some tile of)
+    waits_on = task_op[waits // num_ops] * num_ops + waits % num_ops
+    touches = _every_tile(waits_on, tiles)
+    some = np.zeros((num_ops, num_ops), bool)
+    some[waits_on // num_ops, waits_on % num_ops] = True
+    # covered[X, Y]: every tile of Y is a producer of some tile of X
+    op_sets = np.unique(task_op[needs[0]] * max(set_ptr.size - 1, 1) + needs[1])
+    x_of_set, sets = op_sets // max(set_ptr.size - 1, 1), op_sets % max(set_ptr.size - 1, 1)
+    members = set_idx[_ranges(set_ptr[sets], set_ptr[sets + 1])]
+    produced = np.unique(np.concatenate([np.repeat(x_of_set, np.diff(set_ptr)[sets]) * n + members,
+                                         task_op[singles[0]] * n + singles[1]]))
+    pairs, count = np.unique(produced // n * num_ops + task_op[produced % n], return_counts=True)
+    full = pairs[count == tiles[pairs % num_ops]]
+    covered = np.zeros((num_ops, num_ops), bool)
+    covered[full // num_ops, full % num_ops] = True
+    seen, union = needs_all.copy(), np.zeros_like(needs_all)
+    for x in range(num_ops):
+        seen[x] |= seen[touches[x]].any(axis=0) | union[needs_all[x]].any(axis=0)
+        union[x] = seen[x] | covered[x] | union[covered[x]].any(axis=0) | seen[some[x]].any(axis=0)
+    # per task: the ops its producers imply (as bit rows, to stay small for graphs of many ops)
+    implied = np.concatenate([seen, seen | union])  # row P: a tile of op P waited for; row ops + P: all of P
+    source = op + num_ops * np.isin(task * num_ops + op, all_of)
     order = np.argsort(task, kind="stable")
     tasks, first = np.unique(task[order], return_index=True)
-    by_task = np.bitwise_or.reduceat(np.packbits(implied, axis=1)[op[order]], first, axis=0)
+    by_task = np.bitwise_or.reduceat(np.packbits(implied, axis=1)[source[order]], first, axis=0)
     row = np.searchsorted(tasks, task)  # every task here has a row
     hit = (by_task[row, op >> 3] >> (7 - (op & 7))) & 1 == 1
     drop = hit | (np.isin(task * num_ops + op, whole_keys) & ~np.concatenate(
         [whole, np.zeros(singles.shape[1], bool)]))
     k = needs.shape[1]
     return needs[:, ~drop[:k]], singles[:, ~drop[k:]]
+
+
+def _every_tile(keys: np.ndarray, tiles: np.ndarray) -> np.ndarray:
+    """[ops, ops] bool: [X, Y] where every tile of op X holds a pair of ``keys`` (X * ops + Y, one per tile)."""
+    num_ops = tiles.size
+    pairs, count = np.unique(keys, return_counts=True)
+    full = pairs[count == tiles[pairs // num_ops]]
+    every = np.zeros((num_ops, num_ops), bool)
+    every[full // num_ops, full % num_ops] = True
+    return every
 
 
 # Consumer tiles whose box overlaps at least this many producer tiles get a producer set (shared when equal).
