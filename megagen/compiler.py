@@ -117,10 +117,10 @@ def build_kernel(graphs, scheduler, *, num_ctas: int, interleaved: bool, validat
                            f"asked for {num_ctas}")
     simulation = simulate(schedule, dag, task_costs(graph)) if validate else None
 
-    variants, op_variant = variants_of(graph)
+    variants, op_variant = variants_of(graph, world_size)
     tables = []
     for i, g in enumerate(graphs):
-        g_variants, g_op_variant = variants_of(g) if i else (variants, op_variant)
+        g_variants, g_op_variant = variants_of(g, world_size) if i else (variants, op_variant)
         if [v.key for v in g_variants] != [v.key for v in variants] or not np.array_equal(g_op_variant, op_variant):
             raise MegagenError(f"rank graph {i}'s tensors differ from rank graph 0's in dtype or 16-byte alignment; "
                                "allocate every rank's buffers alike")

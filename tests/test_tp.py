@@ -135,7 +135,23 @@ def test_barrier_waits_for_every_rank():
     # its one tile waits for all four tiles of "write" (one counter), on every rank
     barrier_task = kernel.dag.num_tasks - 1
     assert len(kernel.dag.deps(barrier_task)) == 4
-    assert "wait_peer_deps(" in kernel.source and "barrier(after: float32" in kernel.source
+    assert "if wait_peer_deps(" in kernel.source and "barrier(after: float32" in kernel.source
+    assert 'release_tile(counters, task, op_counter, group_counter, "sys", FENCE)' in kernel.source
+
+
+def test_one_rank_waits_and_releases_at_the_kernels_scope():
+    """The same barrier in a world of one rank reads its one copy: it polls its own counters as every task does
+    (wait_deps), and "write" releases at the kernel's scope: system scope is for other GPUs."""
+    g = TaskGraph("barrier_one_rank")
+    x, after = torch.full((64,), 3.0, device=DEVICE), torch.zeros(64, device=DEVICE)
+    done = torch.zeros(1, dtype=torch.int64, device=DEVICE)
+    g.input(x)
+    g.add(megagen.tasks.scale, name="write", x=x, out=after, alpha=2.0, BLOCK=16)
+    g.add(barrier, name="barrier", after=after, done=done)
+    kernel = megagen.MegaKernel(g, num_ctas=2)
+    kernel.run()
+    assert int(done) == 1 and torch.equal(after, torch.full((64,), 6.0, device=DEVICE))
+    assert "if wait_peer_deps(" not in kernel.source and '"sys", FENCE)' not in kernel.source
 
 
 def test_a_missing_peer_dependency_names_the_rank():

@@ -41,12 +41,13 @@ class Variant:
     constexprs: dict
     aligned: dict  # name -> bool (16-byte aligned data pointer)
     publishes: bool = False  # other ranks read what its tiles write: release at system scope
+    across_ranks: bool = False  # peer inputs in a world of several ranks: wait on every rank, at system scope
 
     @property
     def key(self) -> tuple:
         """What makes two variants one dispatch branch."""
         return (self.task.name, tuple(self.tensor_dtypes.items()), tuple(self.scalars),
-                tuple(self.constexprs.items()), tuple(self.aligned.items()), self.publishes)
+                tuple(self.constexprs.items()), tuple(self.aligned.items()), self.publishes, self.across_ranks)
 
     @property
     def peers(self) -> tuple[str, ...]:
@@ -84,7 +85,8 @@ class Variant:
     def summary(self) -> str:
         dts = ", ".join(f"{n}: {str(d).replace('torch.', '')}" for n, d in self.tensor_dtypes.items())
         cx = ", ".join(f"{k}={v!r}" for k, v in self.constexprs.items())
-        notes = "".join(f"; {n} on every rank" for n in self.peers) + ("; read by other ranks" if self.publishes else "")
+        notes = "".join(f"; {n} on every rank" for n in self.peers if self.across_ranks)
+        notes += "; read by other ranks" if self.publishes else ""
         return f"{self.task.name}({dts}{'; ' + cx if cx else ''}{notes})"
 
     @property
@@ -135,10 +137,14 @@ class Variant:
         return row
 
 
-def variants_of(graph) -> tuple[list[Variant], np.ndarray]:
-    """Group ops into dispatch variants; returns the variants and each op's variant id."""
+def variants_of(graph, world_size: int | None = None) -> tuple[list[Variant], np.ndarray]:
+    """Group ops into dispatch variants; returns the variants and each op's variant id. In a world of one rank
+    (``world_size``, by default the graph's) peer inputs are read from that rank alone: their tasks wait on its
+    counters and their producers release at the kernel's scope, as every other task does (system scope is for
+    other GPUs, and slower: BENCHMARKS.md, 2026-11-26, thirteenth session)."""
     from megagen.graph.taskgraph import buffer_key
-    peer_read = {buffer_key(op.tensors[n]) for op in graph.ops for n in op.task.peer_inputs}
+    several = (graph.world_size if world_size is None else world_size) > 1
+    peer_read = {buffer_key(op.tensors[n]) for op in graph.ops for n in op.task.peer_inputs} if several else set()
     variants: dict[tuple, Variant] = {}
     op_variant = np.empty(len(graph.ops), np.int64)
     for op in graph.ops:
@@ -149,7 +155,8 @@ def variants_of(graph) -> tuple[list[Variant], np.ndarray]:
             _, _, scalar_kinds, constexprs = op.variant_key
             variants[key] = Variant(len(variants), op.task,
                                     {n: op.tensors[n].dtype for n in op.task.tensor_names},
-                                    list(scalar_kinds), dict(constexprs), aligned, publishes)
+                                    list(scalar_kinds), dict(constexprs), aligned, publishes,
+                                    several and bool(op.task.peer_inputs))
         op_variant[op.index] = variants[key].id
     return list(variants.values()), op_variant
 
@@ -161,7 +168,7 @@ def render_megakernel(graph, variants, op_variant, layout, schedule, *, interlea
                   dep_begin=L.REC_DEP_BEGIN, dep_end=L.REC_DEP_END, op_counter=L.REC_OP_COUNTER,
                   group_counter=L.REC_GROUP_COUNTER)
     ops = [dict(name=op.name, variant=int(op_variant[op.index]), tiles=op.num_tiles) for op in graph.ops]
-    peer_ids = [v.id for v in variants if v.peers]
+    peer_ids = [v.id for v in variants if v.across_ranks]
     peer_test = " | ".join(f"(variant == {i})" for i in peer_ids) if peer_ids else "0"
     return _ENV.get_template("megakernel.py.j2").render(
         version=__version__, graph_name=graph.name, num_ops=len(graph.ops), num_tasks=layout.num_tasks,
