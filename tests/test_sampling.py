@@ -144,6 +144,33 @@ def test_kernel_draws_the_torch_samplers_tokens(kind, top_k, temperature, top_p)
         assert any(50 <= t < 90 for t in want.tolist()) or top_p < 1
 
 
+SIXTEEN_BIT_CASES = [("plain", 10, 0.7, 0.8), ("quantised", 8, 1.0, 0.9), ("underflow", 16, None, 1.0)]
+UNDERFLOW = {torch.bfloat16: (1e-36, 1e8), torch.float16: (1e-4, 3e38)}  # logits' scale, temperature
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("kind, top_k, temperature, top_p", SIXTEEN_BIT_CASES,
+                         ids=[f"{c[0]}-k{c[1]}-t{c[2]}-p{c[3]}" for c in SIXTEEN_BIT_CASES])
+def test_16_bit_logits_draw_the_torch_samplers_tokens(dtype, kind, top_k, temperature, top_p):
+    """Logits in bfloat16 or float16, as a decode step's are: every row's token is ``draw``'s over the same logits
+    in float32, also where the scaled logits underflow, so that distinct logits tie (ties go by token id)."""
+    logits = _random_logits("plain" if kind == "underflow" else kind)
+    if kind == "underflow":
+        scale, temperature = UNDERFLOW[dtype]
+        logits = logits * scale
+    logits = logits.to(dtype)
+    scaled = logits.float() / torch.tensor([temperature])
+    ties = (scaled[:, None, :] == scaled[:, :, None]) & (logits[:, None, :] != logits[:, :, None])
+    assert bool(ties.any()) == (kind == "underflow")  # that case really ties distinct logits
+    g, tokens, pos = sampling_graph(logits, top_k=top_k, temperature=temperature, top_p=top_p, block=64, rows=4)
+    start = pos.clone()
+    want = M.draw(logits, SEED, start.cpu(), torch.arange(len(logits)), temperature, top_k, top_p)
+    assert megagen.find_mismatch(g) is None
+    pos.copy_(start)
+    g.compile().run()
+    assert tokens.tolist() == want.tolist()
+
+
 @pytest.mark.parametrize("kind, top_k, top_p", [("plain", 10, 0.8), ("tie_overflow", 5, 0.4), ("quantised", 8, 0.9),
                                                 ("concentrated", 12, 1.0)])
 def test_pick_reads_deeper_entries_in_rounds(kind, top_k, top_p, monkeypatch):
