@@ -126,12 +126,10 @@ EXACT_CASES = [  # kind, top_k, temperature, top_p
 ]
 
 
-@pytest.mark.parametrize("kind, top_k, temperature, top_p", EXACT_CASES,
-                         ids=[f"{c[0]}-k{c[1]}-t{c[2]}-p{c[3]}" for c in EXACT_CASES])
-def test_kernel_draws_the_torch_samplers_tokens(kind, top_k, temperature, top_p):
+def _assert_kernel_draws_as_torch(logits, top_k, temperature, top_p) -> list[int]:
     """Five blocks of 64 tokens a row (the last one partly padding), four rows a tile: every row's token is
-    ``draw``'s for the same noise, and the references agree with the tile functions (find_mismatch)."""
-    logits = _random_logits(kind)
+    ``draw``'s for the same noise, the positions advance, and the references agree with the tile functions
+    (find_mismatch). Returns the tokens."""
     g, tokens, pos = sampling_graph(logits, top_k=top_k, temperature=temperature, top_p=top_p, block=64, rows=4)
     start = pos.clone()
     want = M.draw(logits, SEED, start.cpu(), torch.arange(len(logits)), temperature, top_k, top_p)
@@ -140,8 +138,16 @@ def test_kernel_draws_the_torch_samplers_tokens(kind, top_k, temperature, top_p)
     g.compile().run()
     assert tokens.tolist() == want.tolist()
     assert torch.equal(pos, start + 1)
+    return want.tolist()
+
+
+@pytest.mark.parametrize("kind, top_k, temperature, top_p", EXACT_CASES,
+                         ids=[f"{c[0]}-k{c[1]}-t{c[2]}-p{c[3]}" for c in EXACT_CASES])
+def test_kernel_draws_the_torch_samplers_tokens(kind, top_k, temperature, top_p):
+    """Float32 logits: every row's token is ``draw``'s (``_assert_kernel_draws_as_torch``)."""
+    want = _assert_kernel_draws_as_torch(_random_logits(kind), top_k, temperature, top_p)
     if kind == "tie_overflow":  # the tied tokens really are drawn: some rows pick one of them
-        assert any(50 <= t < 90 for t in want.tolist()) or top_p < 1
+        assert any(50 <= t < 90 for t in want) or top_p < 1
 
 
 SIXTEEN_BIT_CASES = [("plain", 10, 0.7, 0.8), ("quantised", 8, 1.0, 0.9), ("underflow", 16, None, 1.0)]
@@ -162,13 +168,7 @@ def test_16_bit_logits_draw_the_torch_samplers_tokens(dtype, kind, top_k, temper
     scaled = logits.float() / torch.tensor([temperature])
     ties = (scaled[:, None, :] == scaled[:, :, None]) & (logits[:, None, :] != logits[:, :, None])
     assert bool(ties.any()) == (kind == "underflow")  # that case really ties distinct logits
-    g, tokens, pos = sampling_graph(logits, top_k=top_k, temperature=temperature, top_p=top_p, block=64, rows=4)
-    start = pos.clone()
-    want = M.draw(logits, SEED, start.cpu(), torch.arange(len(logits)), temperature, top_k, top_p)
-    assert megagen.find_mismatch(g) is None
-    pos.copy_(start)
-    g.compile().run()
-    assert tokens.tolist() == want.tolist()
+    _assert_kernel_draws_as_torch(logits, top_k, temperature, top_p)
 
 
 @pytest.mark.parametrize("kind, top_k, top_p", [("plain", 10, 0.8), ("tie_overflow", 5, 0.4), ("quantised", 8, 0.9),
