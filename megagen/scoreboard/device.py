@@ -121,50 +121,73 @@ def _record_stall(control, task, counter, seen, need, cta, epoch, rank, peer):
 
 
 @triton.jit
+def _poll_block(counters, control, lanes_idx, need, valid, aborted, task, cta, epoch, rank, peer,
+                SCOPE: tl.constexpr, MAX_SPINS: tl.constexpr):
+    """Spin until counters ``lanes_idx`` reach ``need`` where ``valid`` holds (one acquire read of them all a
+    poll); returns (ok, aborted). A poll that never succeeds records the stall."""
+    seen = tl.atomic_add(counters + lanes_idx, 0, mask=valid, sem="acquire", scope=SCOPE)
+    lanes = tl.where(valid & (seen < need), 1, 0)
+    missing = tl.sum(lanes, axis=0)
+    spins = 0
+    while (missing > 0) & (aborted == 0) & (spins < MAX_SPINS):
+        seen = tl.atomic_add(counters + lanes_idx, 0, mask=valid, sem="acquire", scope=SCOPE)
+        lanes = tl.where(valid & (seen < need), 1, 0)
+        missing = tl.sum(lanes, axis=0)
+        aborted = aborted_flag(control)
+        spins += 1
+    ok = 1
+    if missing > 0:
+        if aborted == 0:
+            k = tl.argmax(lanes, axis=0)
+            pick = tl.arange(0, lanes.shape[0]) == k
+            _record_stall(control, task, tl.sum(tl.where(pick, lanes_idx, 0), axis=0),
+                          tl.sum(tl.where(pick, seen, 0), axis=0), tl.sum(tl.where(pick, need, 0), axis=0),
+                          cta, epoch, rank, peer)
+        ok = 0
+    return ok, aborted
+
+
+@triton.jit
 def wait_deps(deps, counters, control, dep0, dep_begin, dep_end, epoch, task, cta, rank, peer,
               SCOPE: tl.constexpr, DEP_BLOCK: tl.constexpr, MAX_SPINS: tl.constexpr):
     """Spin until the task's dependencies are satisfied in ``counters`` (rank ``peer``'s); 0 if it gave up
     (stall recorded) or the run aborted.
 
-    The entry inlined in the record (dep0) is polled first, then the list in blocks of
-    DEP_BLOCK. Each poll loop runs at most MAX_SPINS times, so a dependency that never
-    arrives ends the launch instead of hanging it.
+    A task with one dependency (most: the entry inlined in the record, dep0) polls that counter alone. One
+    with a list polls dep0 and the list's first DEP_BLOCK - 1 entries together, then any further blocks of
+    DEP_BLOCK: each of its waits costs no round trip of its own (an attention tile waits for q, k and v, a down
+    tile for gate and up). Each poll loop runs at most MAX_SPINS times, so a dependency that never arrives ends
+    the launch instead of hanging it.
     """
     # The abort flag is read only while spinning (a task whose producers are done may still run while
     # the launch winds down); reading it on every entry measured 0.4 us per task.
     aborted = tl.full((), 0, tl.int64)
     ok = 1
-    if dep0 >= 0:
-        counter = dep0 & 0xFFFFFFFF
-        need = (dep0 >> 32) * epoch
-        seen = tl.atomic_add(counters + counter, 0, sem="acquire", scope=SCOPE)
-        spins = 0
-        while (seen < need) & (aborted == 0) & (spins < MAX_SPINS):
+    if dep_end == dep_begin:
+        if dep0 >= 0:
+            counter = dep0 & 0xFFFFFFFF
+            need = (dep0 >> 32) * epoch
             seen = tl.atomic_add(counters + counter, 0, sem="acquire", scope=SCOPE)
-            aborted = aborted_flag(control)
-            spins += 1
-        if seen < need:
-            if aborted == 0:
-                _record_stall(control, task, counter, seen, need, cta, epoch, rank, peer)
-            ok = 0
-    for b in range(dep_begin, dep_end, DEP_BLOCK):
-        offs = b + tl.arange(0, DEP_BLOCK)
-        lanes, idx, seen, need = _missing(deps, counters, offs, dep_end, epoch, SCOPE)
-        missing = tl.sum(lanes, axis=0)
-        spins = 0
-        while (missing > 0) & (aborted == 0) & (spins < MAX_SPINS):
-            lanes, idx, seen, need = _missing(deps, counters, offs, dep_end, epoch, SCOPE)
-            missing = tl.sum(lanes, axis=0)
-            aborted = aborted_flag(control)
-            spins += 1
-        if missing > 0:
-            if aborted == 0:
-                k = tl.argmax(lanes, axis=0)
-                pick = tl.arange(0, DEP_BLOCK) == k
-                _record_stall(control, task, tl.sum(tl.where(pick, idx, 0), axis=0),
-                              tl.sum(tl.where(pick, seen, 0), axis=0), tl.sum(tl.where(pick, need, 0), axis=0),
-                              cta, epoch, rank, peer)
-            ok = 0
+            spins = 0
+            while (seen < need) & (aborted == 0) & (spins < MAX_SPINS):
+                seen = tl.atomic_add(counters + counter, 0, sem="acquire", scope=SCOPE)
+                aborted = aborted_flag(control)
+                spins += 1
+            if seen < need:
+                if aborted == 0:
+                    _record_stall(control, task, counter, seen, need, cta, epoch, rank, peer)
+                ok = 0
+    else:
+        lane = tl.arange(0, DEP_BLOCK)
+        for b in range(-1, tl.cdiv(dep_end - dep_begin + 1, DEP_BLOCK) - 1):
+            offs = dep_begin - 1 + (b + 1) * DEP_BLOCK + lane  # block -1: dep0 in lane 0, then the list's first
+            inline = (b < 0) & (lane == 0) & (dep0 >= 0)
+            listed = (offs >= dep_begin) & (offs < dep_end)
+            idx = tl.where(inline, dep0 & 0xFFFFFFFF, tl.load(deps + 2 * offs, mask=listed, other=0))
+            need = tl.where(inline, dep0 >> 32, tl.load(deps + 2 * offs + 1, mask=listed, other=0)) * epoch
+            block_ok, aborted = _poll_block(counters, control, idx, need, inline | listed, aborted, task, cta, epoch,
+                                            rank, peer, SCOPE, MAX_SPINS)
+            ok = ok & block_ok
     tl.debug_barrier()
     return ok
 
