@@ -19,7 +19,7 @@ import numpy as np
 import torch
 import triton
 
-from megagen.codegen import Variant, load_module, render_megakernel, render_standalone, variants_of
+from megagen.codegen import Variant, load_module, render_megakernel, render_standalone, stages, variants_of
 from megagen.errors import MegagenError
 from megagen.graph import TaskGraph
 from megagen.graph.dependencies import TileDAG
@@ -68,6 +68,11 @@ class KernelBuild:
     def ranks(self) -> int:
         """Ranks one launch runs: all of an emulated world, one under torchrun."""
         return self.args.shape[0]
+
+    @property
+    def staging(self) -> bool:
+        """Its CTAs have a staging area in shared memory (megagen.tasks.staging): the launch needs that much more."""
+        return stages(self.variants, self.interleaved)
 
     @property
     def pointer_params(self) -> tuple[str, ...]:

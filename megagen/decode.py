@@ -175,6 +175,9 @@ class Tiling:
     # at batch 1 a phase that does not split K may take half-height weight blocks (gemv_blocks, gemv_tiles): on an H100
     # Llama-3.2-1B's q/k/v then runs 192 tiles of 4 loop steps, not 96 of 8, 1.158 -> 1.145 ms a step (BENCHMARKS.md)
     latency_tiles: bool = True
+    # batch-1 GEMV tiles whose weight box fits the staging area copy it into shared memory before they wait, and
+    # multiply from there (megagen.tasks.staging); GPU drivers only
+    stage_weights: bool = True
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -339,14 +342,12 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
     def linear(task, w, y, name, tiles: GemvTiles, **tensors):
         g.input(w)
         g.add(task, name=name, w=w, y=y, BLOCK_N=tiles.block_n, BLOCK_K=tiles.block_k, TILE_ROWS=tiles.rows,
-              DOT_ROWS=tiling.batch_block_rows, **tensors)
+              DOT_ROWS=tiling.batch_block_rows, stage=staged, **tensors)
         return y
 
-    def residual_linear(task, partial_task, w, name, residual, tiles=None, max_splits=MAX_K_SPLITS, **tensors):
-        """A projection added to the residual stream: fused on one rank, through an allreduce across ranks.
-        ``tiles``: its ``GemvTiles``, chosen here when not given."""
+    def residual_linear(task, partial_task, w, name, residual, tiles: GemvTiles, **tensors):
+        """A projection added to the residual stream: fused on one rank, through an allreduce across ranks."""
         n, k = w.shape
-        tiles = tiles or gemv_tiling(w, split_k=True, max_splits=max_splits)
         if tp == 1:
             return linear(task, w, act(tiles.split, batch, n, dtype=torch.float32), name, tiles, residual=residual,
                           **tensors)
@@ -414,6 +415,41 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
     # (an allreduce reads every part) and before a dense MLP (a sparse one's router and experts fuse the norm)
     stream_splits = tiling.stream_k_splits if norm_phase and tp == 1 else MAX_K_SPLITS
 
+    def projection_tiles(layer) -> dict:
+        """The ``GemvTiles`` of a layer's projections by name: q/k/v (one phase), o and, for a dense MLP, gate/up (one
+        phase, aligned to down's K chunks) and down."""
+        a = layer.attn
+        # the attention sums q/k/v's split-K partial sums itself (a split-K GEMV takes no bias)
+        split_qkv = batch > 1 and hidden >= tiling.qkv_split_min_k and all(p.bias is None for p in (a.q, a.k, a.v))
+        qkv = gemv_tiling(a.q.weight, a.k.weight, a.v.weight, split_k=split_qkv)
+        tiles = dict(q=qkv, k=qkv, v=qkv, o=gemv_tiling(a.o.weight, split_k=True, max_splits=MAX_K_SPLITS if fused or
+                                                          layer.experts is not None else stream_splits))
+        if layer.experts is None:
+            inter = layer.gate.weight.shape[0]
+            tiles["down"] = down = gemv_tiling(layer.down.weight, split_k=True, max_splits=stream_splits)
+            _, down_chunk = tiling.split_k_blocks(inter, down.split, batch, (down.block_n, down.block_k))
+            tiles["gate"] = tiles["up"] = gemv_tiling(layer.gate.weight, layer.up.weight, align=down_chunk)
+        return tiles
+
+    def stages_every_projection() -> bool:
+        """Whether every layer's every GEMV can stage its weights (``megagen.tasks.staging``). Staging takes shared
+        memory from the L1 cache, which slows the phases that do not stage: on an H100 Llama-3.2-1B, whose q/k/v
+        and o stage but not its MLP, measured 1.076 -> 1.133 ms a step, where Qwen3-0.6B, all of whose projections
+        stage, measured 0.915 -> 0.868 (BENCHMARKS.md). So a build stages all of them or none."""
+        if not tiling.stage_weights or fused or any(layer.experts is not None for layer in decoder.layers):
+            return False
+        for layer in decoder.layers:
+            weights = dict(q=layer.attn.q, k=layer.attn.k, v=layer.attn.v, o=layer.attn.o, gate=layer.gate,
+                           up=layer.up, down=layer.down)
+            for name, tiles in projection_tiles(layer).items():
+                w = weights[name].weight
+                _, chunk = tiling.split_k_blocks(w.shape[1], tiles.split, batch, (tiles.block_n, tiles.block_k))
+                if not Lin.stageable(w, batch, tiles.rows, chunk):
+                    return False
+        return True
+
+    staged = stages_every_projection()
+
     def normed(name, norm):
         """GEMVs of the residual stream RMS-normalised by ``norm``: a function from a norm-fusing GEMV task to the
         task to add and its inputs, the norm fused in or, where it is an op of its own (``norm_phase``, added
@@ -429,11 +465,9 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         a = layer.attn
         g.input(layer.input_norm.weight, layer.post_norm.weight)
         reader = normed(f"L{i}.input_norm", layer.input_norm)
-        proj = {}
-        # the attention sums q/k/v's split-K partial sums itself (a split-K GEMV takes no bias)
-        split_qkv = batch > 1 and hidden >= tiling.qkv_split_min_k and all(p.bias is None for p in (a.q, a.k, a.v))
-        qkv = gemv_tiling(a.q.weight, a.k.weight, a.v.weight, split_k=split_qkv)
+        proj, tiles = {}, projection_tiles(layer)
         for name, lin, heads in (("q", a.q, a.heads), ("k", a.k, a.kv_heads), ("v", a.v, a.kv_heads)):
+            qkv = tiles[name]
             y = act(qkv.split, batch, heads * a.head_dim, dtype=dt if qkv.split == 1 else torch.float32)
             bias = {} if lin.bias is None else {"bias": lin.bias}
             g.input(*bias.values())
@@ -460,7 +494,7 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         if fused:
             # o's partial sums and the fixed-point part the fused MLP accumulates (o clears it): the next residual
             # stream is both
-            o_tiles = gemv_tiling(a.o.weight, split_k=True)
+            o_tiles = tiles["o"]
             h, mlp = act(o_tiles.split, batch, hidden, dtype=torch.float32), act(1, batch, hidden, dtype=torch.int64)
             linear(stream_reader(Lin.gemv_residual_zero), a.o.weight, h, f"L{i}.o_proj", o_tiles, x=attn, zero=mlp,
                    **stream("residual"))
@@ -472,23 +506,18 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
                   **tiling.mlp_tiles(layer.intermediate_size))
             resid, resid_fixed = h, mlp
             continue
-        resid = residual_linear(Lin.gemv_residual, Lin.gemv, a.o.weight, f"L{i}.o_proj", resid, x=attn,
-                                max_splits=stream_splits if layer.experts is None else MAX_K_SPLITS)
+        resid = residual_linear(Lin.gemv_residual, Lin.gemv, a.o.weight, f"L{i}.o_proj", resid, tiles["o"], x=attn)
 
         if layer.experts is not None:
             post = dict(x=resid, norm_w=layer.post_norm.weight, eps=layer.post_norm.eps)
             resid = experts_mlp(f"L{i}", layer.experts, post, resid)
             continue
         inter = layer.gate.weight.shape[0]
-        # gate/up tiles align to its chunks
-        down = gemv_tiling(layer.down.weight, split_k=True, max_splits=stream_splits)
-        _, down_chunk = tiling.split_k_blocks(inter, down.split, batch, (down.block_n, down.block_k))
-        mlp_tiles = gemv_tiling(layer.gate.weight, layer.up.weight, align=down_chunk)
         task, post = normed(f"L{i}.post_norm", layer.post_norm)(Lin.rmsnorm_gemv)
-        gate = linear(task, layer.gate.weight, act(1, batch, inter), f"L{i}.gate_proj", mlp_tiles, **post)
-        up = linear(task, layer.up.weight, act(1, batch, inter), f"L{i}.up_proj", mlp_tiles, **post)
+        gate = linear(task, layer.gate.weight, act(1, batch, inter), f"L{i}.gate_proj", tiles["gate"], **post)
+        up = linear(task, layer.up.weight, act(1, batch, inter), f"L{i}.up_proj", tiles["up"], **post)
         resid = residual_linear(Lin.silu_mul_gemv_residual, Lin.silu_mul_gemv, layer.down.weight, f"L{i}.down_proj",
-                                resid, down, x=gate, x2=up)
+                                resid, tiles["down"], x=gate, x2=up)
 
     vocab = decoder.lm_head.shape[0]  # this rank's slice of the vocabulary
     task, final = normed("final_norm", decoder.final_norm)(Lin.rmsnorm_gemv)

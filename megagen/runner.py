@@ -28,7 +28,7 @@ BUILD_OPTIONS = ("tp", "scheduler", "max_seq_len", "max_batch_size", "world", "a
 DEFAULT_MAX_TOP_K = 64
 TILING_OPTIONS = ("block_n", "block_k", "attention_block", "max_attention_splits", "attention_split_keys",
                   "max_tile_rows", "qkv_split_min_k", "norm_phase_min_batch", "batch_block_rows",
-                  "stream_k_splits", "fuse_mlp", "latency_tiles")
+                  "stream_k_splits", "fuse_mlp", "latency_tiles", "stage_weights")
 
 
 class Runner:
@@ -299,7 +299,8 @@ def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, ma
     one phase at batch 1 on one rank where one wave of tiles covers it, its down projection's partial sums added
     as fixed-point atomics; False, measured slower), ``latency_tiles`` (at batch 1 a phase that does not split K
     may take blocks half as tall and twice as wide, where a cost of loop-step round trips predicts it much faster;
-    True). Other keyword
+    True), ``stage_weights`` (batch-1 GEMV tiles whose weights fit copy them into shared memory before they wait,
+    megagen.tasks.staging; True). Other keyword
     arguments go to MegaKernel (num_ctas: two per SM, shared
     by the ranks of an emulated world on a GPU; num_warps, profile, ...). Errors are raised before anything
     compiles or any rank starts.

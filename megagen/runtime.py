@@ -5,6 +5,7 @@ import inspect
 
 import numpy as np
 import torch
+from triton.compiler.compiler import make_backend
 
 from megagen.backend import interpreting, num_sms
 from megagen.codegen import load_module, render_standalone, variants_of
@@ -13,6 +14,7 @@ from megagen.errors import DeadlockError, MegagenError
 from megagen.profiler import Profile
 from megagen.profiler_device import PROFILE_FIELDS, PROFILE_HEADER_ROWS
 from megagen.scoreboard import device as sb
+from megagen.tasks.staging import STAGE_BYTES
 from megagen.world import EmulatedWorld
 
 INTERPRETER_VIRTUAL_CTAS = 4
@@ -105,6 +107,8 @@ class MegaKernel:
         self._launch_options = dict(num_warps=num_warps)
         if not interp:
             self._launch_options["launch_cooperative_grid"] = True  # all CTAs co-resident, or the launch fails
+            if self.build.staging:
+                self._reserve_staging()
 
     def _peer_table(self, i: int, tensor: torch.Tensor) -> int:
         """Device address of the table of every rank's copy of ``tensor`` (a peer input of rank graph ``i``)."""
@@ -171,6 +175,20 @@ class MegaKernel:
         """Completed launches, read from the device (each launch's CTAs count themselves done)."""
         return int(self._buffers["control"][sb.CONTROL_DONE.value].item()) // (self._launch_grid[0] *
                                                                                 self._launch_grid[1])
+
+    def _reserve_staging(self) -> None:
+        """Compile the kernel and give its launches STAGE_BYTES more dynamic shared memory than Triton's own
+        buffers take: the CTAs' staging areas (megagen.tasks.staging), which the kernel finds at the end."""
+        kernel = self.build.module.megakernel.warmup(*self._args, grid=self._launch_grid, **self._constexprs,
+                                                     **self._launch_options)
+        if getattr(kernel, "megagen_staging", False):  # a kernel another runner of the same source prepared
+            return
+        if kernel.module is not None:
+            raise MegagenError("the MegaKernel was loaded before its staging area was reserved; build it anew")
+        shared = -(-kernel.metadata.shared // 16) * 16 + STAGE_BYTES
+        kernel.metadata = kernel.metadata._replace(shared=shared)
+        kernel.packed_metadata = make_backend(kernel.metadata.target).pack_metadata(kernel.metadata)
+        kernel.megagen_staging = True
 
     # -- running -----------------------------------------------------------------------------
     def run(self, check: bool = True) -> None:

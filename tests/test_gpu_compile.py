@@ -40,6 +40,8 @@ SCRIPT = textwrap.dedent('''
         build = build_kernel(g, scheduler, num_ctas=8, interleaved=False)
         ptx = compile_ptx(build, num_warps=4)
         assert "atom.global.gpu.acquire" in ptx and "fence.acq_rel.gpu" in ptx, scheduler
+        # batch-1 bf16 GEMV tiles stage their weights in shared memory (megagen.tasks.staging)
+        assert build.staging and "cp.async.bulk.shared::cluster.global" in ptx and "mbarrier.try_wait" in ptx
         print(scheduler, "ok", len(ptx))
     for scheduler in ("round_robin", "work_queue"):  # the static and the dynamic driver, profiled
         build = build_kernel(g, scheduler, num_ctas=8, interleaved=False, profile=True)

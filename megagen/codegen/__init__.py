@@ -1,4 +1,5 @@
 """Code generation: Jinja templates -> one persistent MegaKernel module (and standalone per-op kernels)."""
-from megagen.codegen.render import Variant, load_module, render_megakernel, render_standalone, variants_of
+from megagen.codegen.render import (Variant, load_module, render_megakernel, render_standalone, stages,
+                                   variants_of)
 
-__all__ = ["Variant", "load_module", "render_megakernel", "render_standalone", "variants_of"]
+__all__ = ["Variant", "load_module", "render_megakernel", "render_standalone", "stages", "variants_of"]

@@ -50,6 +50,11 @@ class Variant:
                 tuple(self.constexprs.items()), tuple(self.aligned.items()), self.publishes, self.across_ranks)
 
     @property
+    def staged(self) -> bool:
+        """Its tiles stage their weights in the CTA's staging area (the plan constexpr STAGED)."""
+        return bool(self.constexprs.get("STAGED", False))
+
+    @property
     def peers(self) -> tuple[str, ...]:
         """Peer inputs: the tile gets a table of every rank's address and waits on every rank."""
         return self.task.peer_inputs
@@ -87,6 +92,7 @@ class Variant:
         cx = ", ".join(f"{k}={v!r}" for k, v in self.constexprs.items())
         notes = "".join(f"; {n} on every rank" for n in self.peers if self.across_ranks)
         notes += "; read by other ranks" if self.publishes else ""
+        notes += "; staged" if self.staged else ""
         return f"{self.task.name}({dts}{'; ' + cx if cx else ''}{notes})"
 
     @property
@@ -161,6 +167,11 @@ def variants_of(graph, world_size: int | None = None) -> tuple[list[Variant], np
     return list(variants.values()), op_variant
 
 
+def stages(variants, interleaved: bool) -> bool:
+    """Whether the MegaKernel gives its CTAs a staging area: some variant stages, and the driver is a GPU one."""
+    return not interleaved and any(v.staged for v in variants)
+
+
 def render_megakernel(graph, variants, op_variant, layout, schedule, *, interleaved: bool,
                       profile: bool = False) -> str:
     from megagen import __version__
@@ -170,11 +181,13 @@ def render_megakernel(graph, variants, op_variant, layout, schedule, *, interlea
     ops = [dict(name=op.name, variant=int(op_variant[op.index]), tiles=op.num_tiles) for op in graph.ops]
     peer_ids = [v.id for v in variants if v.across_ranks]
     peer_test = " | ".join(f"(variant == {i})" for i in peer_ids) if peer_ids else "0"
+    staging = stages(variants, interleaved)
     return _ENV.get_template("megakernel.py.j2").render(
         version=__version__, graph_name=graph.name, num_ops=len(graph.ops), num_tasks=layout.num_tasks,
         num_deps=int(layout.deps.shape[0]), waits_per_task=layout.waits_per_task, scheduler=schedule.scheduler,
         dynamic=schedule.dynamic, interleaved=interleaved, num_ctas=schedule.num_ctas,
-        variants=variants, ops=ops, record=record, profile=profile, peer_test=peer_test)
+        variants=variants, ops=ops, record=record, profile=profile, peer_test=peer_test, staging=staging,
+        stage_init="stage_area()  # this CTA's staging area in shared memory" if staging else "None  # no op stages")
 
 
 def render_standalone(variant: Variant) -> str:
@@ -220,4 +233,4 @@ def _for_backend(fn):
     return fn
 
 
-__all__ = ["Variant", "variants_of", "render_megakernel", "render_standalone", "load_module"]
+__all__ = ["Variant", "variants_of", "stages", "render_megakernel", "render_standalone", "load_module"]

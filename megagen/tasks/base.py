@@ -10,8 +10,10 @@ plan must name every element a tile touches (a superset is safe but serialises).
 Tile functions bind their arguments by name: each parameter of the ``@triton.jit``
 function must be a tensor name (it receives a typed pointer), a scalar or a
 constexpr from the plan, ``tile`` (the tile index), ``rank`` and ``WORLD`` (this
-rank and the constexpr number of ranks, for tensor parallelism), or, for the main
-function of a task with a ``prefetch`` part, ``prefetched`` (what ``prefetch`` returned).
+rank and the constexpr number of ranks, for tensor parallelism), ``marks`` (profile marks), ``stage`` (the CTA's
+staging area in shared memory, for a plan whose constexpr ``STAGED`` is true: ``megagen.tasks.staging``; None
+in the interpreter) or, for the main function of a task with a ``prefetch`` part, ``prefetched`` (what
+``prefetch`` returned).
 
 Communication tasks name *peer inputs*: tensors the tile reads on every rank. All ranks
 run the same graph, so every rank holds its own copy of such a tensor (allocated with
@@ -49,11 +51,13 @@ _RESERVED = {"tile", "prefetched", "task", "rec", "argrow", "variant", "dep0", "
              "REC_DEP_BEGIN", "REC_DEP_END", "REC_OP_COUNTER", "REC_GROUP_COUNTER",
              "profile", "CLOCK", "t_start", "t_wait_done", "profile_clock", "profile_task", "rank", "WORLD",
              "counter_table", "wait_peer_deps", "peer_task", "rank_counters", "PEERS", "marks", "PROFILE_FIELDS",
-             "PROFILE_HEADER_ROWS", "PROFILE_MARK_SLOT"}
+             "PROFILE_HEADER_ROWS", "PROFILE_MARK_SLOT", "stage", "stage_area", "stage_wait"}
 # Names a tile function (or reference) may take besides its tensors and plan values, bound by the driver.
 DRIVER_VALUES = ("tile", "rank", "WORLD")
-# ... and a tile function alone: its profile marks (megagen.profiler_device.mark; None unless profiling).
-TILE_DRIVER_VALUES = ("marks",)
+# ... and a tile or prefetch function alone: its profile marks (megagen.profiler_device.mark; None unless profiling),
+# and the CTA's staging area in shared memory (megagen.tasks.staging; None in the interpreter and where no op of the
+# build has a plan constexpr STAGED true).
+TILE_DRIVER_VALUES = ("marks", "stage")
 
 # Dtypes a tile function can receive pointers to, with their Triton names.
 TRITON_DTYPES = {
@@ -226,7 +230,7 @@ class TaskType:
             extra = {"prefetched", *TILE_DRIVER_VALUES} if device else set()
             unknown = [a for a in param_names(fn) if a not in known and a not in extra]
             if unknown:
-                allowed = ("plan constexprs, 'tile', 'rank', 'WORLD', 'marks' nor 'prefetched'" if device
+                allowed = ("plan constexprs, 'tile', 'rank', 'WORLD', 'marks', 'stage' nor 'prefetched'" if device
                            else "plan constexprs, 'tile', 'rank' nor 'WORLD'")
                 raise TaskDefinitionError(
                     f"task '{self.name}': {fn.__name__} takes {unknown}, which are neither tensors, plan scalars, "

@@ -42,6 +42,8 @@ import triton.language as tl
 from megagen.errors import TaskDefinitionError
 from megagen.profiler_device import mark
 from megagen.tasks.base import ALL, TilePlan, cdiv, register_task, tile_arange
+from megagen.tasks.staging import (STAGE_W_BYTES, STAGE_X_BYTES, stage_box, stage_input, stage_wait,
+                                    staged_products)
 
 # A rough per-SM share of HBM bandwidth (bytes per microsecond), for the schedule simulator's cost model.
 _SM_BYTES_PER_US = 25_000
@@ -240,12 +242,20 @@ def _x_form(xk, extra, x, norm_w, rstd, B_PAD: tl.constexpr, X_MODE: tl.constexp
 
 
 @triton.jit
-def gemv_prefetch(w, tile, N, K: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr,
-                  ROW_TILES: tl.constexpr, TILE_ROWS: tl.constexpr, CHUNK: tl.constexpr):
-    """The tile's first weight block, loaded before the tile waits for its input."""
+def gemv_prefetch(w, tile, N, stage, K: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                  B_PAD: tl.constexpr, ROW_TILES: tl.constexpr, TILE_ROWS: tl.constexpr, CHUNK: tl.constexpr,
+                  STAGED: tl.constexpr):
+    """Before the tile waits for its input: a staged tile starts copying its whole weight box into shared memory
+    (``megagen.tasks.staging``); any other loads its first weight block into registers."""
     first_row = (tile % ROW_TILES) * TILE_ROWS
-    rows = first_row + tl.arange(0, BLOCK_N)
-    return _weight_block(w, rows, tl.minimum(first_row + TILE_ROWS, N), (tile // ROW_TILES) * CHUNK, K, BLOCK_K, B_PAD)
+    k0 = (tile // ROW_TILES) * CHUNK
+    if STAGED and stage is not None:
+        stage_box(stage, w + first_row * K + k0, tl.minimum(TILE_ROWS, N - first_row), CHUNK * 2, K * 2)
+        block = 0
+    else:
+        rows = first_row + tl.arange(0, BLOCK_N)
+        block = _weight_block(w, rows, tl.minimum(first_row + TILE_ROWS, N), k0, K, BLOCK_K, B_PAD)
+    return block
 
 
 @triton.jit
@@ -282,10 +292,67 @@ def _store_rows(acc, rows, row_end, chunk, bias, residual, residual_fixed, zero,
 
 @triton.jit
 def linear_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero, y, tile, N, B, prefetched, marks,
-                K: tl.constexpr,
+                stage, K: tl.constexpr,
                 BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr, ROW_TILES: tl.constexpr,
                 TILE_ROWS: tl.constexpr, CHUNK: tl.constexpr, X_PARTS: tl.constexpr, RES_PARTS: tl.constexpr,
-                X_MODE: tl.constexpr, EPS: tl.constexpr, RMS_BLOCK: tl.constexpr, X_IN_W_DTYPE: tl.constexpr):
+                X_MODE: tl.constexpr, EPS: tl.constexpr, RMS_BLOCK: tl.constexpr, X_IN_W_DTYPE: tl.constexpr,
+                STAGED: tl.constexpr):
+    """TILE_ROWS rows over one K chunk, from the weights its prefetch staged in shared memory (``STAGED``, where
+    the driver gives a staging area) or streamed from global memory."""
+    if STAGED and stage is not None:
+        _staged_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero, y, tile, N, B, marks, stage,
+                     K, BLOCK_N, BLOCK_K, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, RES_PARTS, X_MODE, EPS, RMS_BLOCK)
+    else:
+        _streamed_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero, y, tile, N, B, prefetched,
+                       marks, K, BLOCK_N, BLOCK_K, B_PAD, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, RES_PARTS, X_MODE,
+                       EPS, RMS_BLOCK, X_IN_W_DTYPE)
+
+
+@triton.constexpr_function
+def _pow2(n):
+    return triton.next_power_of_2(n)
+
+
+@triton.jit
+def _staged_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero, y, tile, N, B, marks, stage,
+                 K: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, ROW_TILES: tl.constexpr,
+                 TILE_ROWS: tl.constexpr, CHUNK: tl.constexpr, X_PARTS: tl.constexpr, RES_PARTS: tl.constexpr,
+                 X_MODE: tl.constexpr, EPS: tl.constexpr, RMS_BLOCK: tl.constexpr):
+    """Batch 1, weights staged: form the chunk's input once into shared memory (one round trip for its loads),
+    wait for the staged weights, then every row block's products come from shared memory."""
+    chunk = tile // ROW_TILES
+    first_row = (tile % ROW_TILES) * TILE_ROWS
+    row_end = tl.minimum(first_row + TILE_ROWS, N)
+    X_BLOCK: tl.constexpr = _pow2(CHUNK)
+    QUADS: tl.constexpr = BLOCK_K // 8
+    cols = tl.arange(0, X_BLOCK)
+    xk, extra = _x_load(x, x_fixed, x2, norm_w, chunk * CHUNK, B, K, X_BLOCK, 1, X_PARTS, X_MODE)
+    rstd = 0.0
+    if X_MODE == "rmsnorm":
+        rstd = _rms_inverse(x, x_fixed, norm_w, B, EPS, K, RMS_BLOCK, 1, X_PARTS)
+    xk = _x_form(xk, extra, x, norm_w, rstd, 1, X_MODE)
+    stage_input(stage, cols, xk, cols < CHUNK, CHUNK)
+    mark(marks, 0, tl.sum(xk.to(tl.float32)))  # the input is ready
+    tl.debug_barrier()  # every thread's share of the input is in shared memory
+    stage_wait(stage)
+    for rb in tl.static_range(0, TILE_ROWS, BLOCK_N):
+        rows = rb + tl.arange(0, BLOCK_N)
+        boxed = tl.where(rows < TILE_ROWS, rows, 0)  # a block's rows past the box read its first (not stored)
+        acc = tl.zeros((BLOCK_N, QUADS), tl.float32)
+        for k in tl.static_range(0, CHUNK // 8, QUADS):
+            acc += staged_products(stage, boxed, k + tl.arange(0, QUADS), CHUNK * 2, CHUNK,
+                                   w.dtype.element_ty == tl.float16)
+        mark(marks, 1, tl.sum(acc, axis=1))  # the last products are done
+        _store_rows(acc, first_row + rows, row_end, chunk, bias, residual, residual_fixed, zero, y, B, N, 1, RES_PARTS)
+    mark(marks, 2, tile)  # the stores are issued; the release follows
+
+
+@triton.jit
+def _streamed_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero, y, tile, N, B, prefetched, marks,
+                   K: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr,
+                   ROW_TILES: tl.constexpr, TILE_ROWS: tl.constexpr, CHUNK: tl.constexpr, X_PARTS: tl.constexpr,
+                   RES_PARTS: tl.constexpr, X_MODE: tl.constexpr, EPS: tl.constexpr, RMS_BLOCK: tl.constexpr,
+                   X_IN_W_DTYPE: tl.constexpr):
     """TILE_ROWS rows in blocks of BLOCK_N, one block after another, over one K chunk: the weight blocks
     stream in one sequence (two in flight, across row blocks too), and the tile's fixed costs (dispatch,
     wait, the RMSNorm pass) are paid once for all of them."""
@@ -423,8 +490,15 @@ def split_k_blocks(k: int, split: int, batch: int, BLOCK_N: int = 16, BLOCK_K: i
     return (block, chunk) if cdiv(k, chunk) == split else None
 
 
+def stageable(w, batch, tile_rows, chunk) -> bool:
+    """Whether a GEMV tile can stage its weights (``megagen.tasks.staging``): batch 1, 16-bit weights whose box
+    rows start 16-byte aligned, a box and an input chunk that fit the staging area."""
+    return (batch == 1 and w.element_size() == 2 and w.shape[1] * 2 % 16 == 0 and w.data_ptr() % 16 == 0
+            and tile_rows * chunk * 2 <= STAGE_W_BYTES and chunk * 4 <= STAGE_X_BYTES)
+
+
 def linear_plan(w, x, y, x_fixed=None, x2=None, norm_w=None, bias=None, residual=None, residual_fixed=None, zero=None,
-                eps=1e-6, BLOCK_N=32, BLOCK_K=512, TILE_ROWS=None, DOT_ROWS=DOT_ROWS):
+                eps=1e-6, BLOCK_N=32, BLOCK_K=512, TILE_ROWS=None, DOT_ROWS=DOT_ROWS, stage=True):
     if w.dim() != 2 or not w.is_contiguous():
         raise TaskDefinitionError(f"linear: w must be a contiguous [N, K] matrix, got shape {tuple(w.shape)}")
     n, k = w.shape
@@ -493,7 +567,7 @@ def linear_plan(w, x, y, x_fixed=None, x2=None, norm_w=None, bias=None, residual
                   "TILE_ROWS": TILE_ROWS, "CHUNK": chunk, "X_PARTS": parts, "RES_PARTS": res_parts, "X_MODE": mode,
                   "EPS": float(eps) if norm_w is not None else 0.0,
                   "RMS_BLOCK": min(triton.next_power_of_2(k), _RMS_VALUES // b_pad) if norm_w is not None else 1,
-                  "X_IN_W_DTYPE": x_in_w_dtype}
+                  "X_IN_W_DTYPE": x_in_w_dtype, "STAGED": stage and stageable(w, batch, TILE_ROWS, chunk)}
     constexprs.update({name: None for name, v in (("x_fixed", x_fixed), ("x2", x2), ("norm_w", norm_w), ("bias", bias),
                                                    ("residual", residual), ("residual_fixed", residual_fixed),
                                                    ("zero", zero)) if v is None})

@@ -103,9 +103,10 @@ def expert_tile(w, x, x2, norm_w, ids, y, tile, N, B, marks, K: tl.constexpr, BL
     row = slot // X_ROW_DIV
     if X_MODE == "silu_mul":
         x2 = x2 + row * K
-    first = gemv_prefetch(w_e, sub, N, K, BLOCK_N, BLOCK_K, 1, ROW_TILES, TILE_ROWS, CHUNK)
-    linear_tile(w_e, x + row * K, None, x2, norm_w, None, None, None, None, y + slot * N, sub, N, B, first, marks, K,
-                BLOCK_N, BLOCK_K, 1, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, 1, X_MODE, EPS, RMS_BLOCK, False)
+    first = gemv_prefetch(w_e, sub, N, None, K, BLOCK_N, BLOCK_K, 1, ROW_TILES, TILE_ROWS, CHUNK, False)
+    linear_tile(w_e, x + row * K, None, x2, norm_w, None, None, None, None, y + slot * N, sub, N, B, first, marks,
+                None, K, BLOCK_N, BLOCK_K, 1, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, 1, X_MODE, EPS, RMS_BLOCK, False,
+                False)
 
 
 def expert_reference(w, x, x2, norm_w, ids, y, tile, N, K, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, X_MODE, EPS,
@@ -153,7 +154,7 @@ def _expert_plan(w, x, ids, y, x2=None, norm_w=None, eps=1e-6, row0=0, rows=None
     def meta(t, rows_):
         return None if t is None else torch.empty(t.shape[0], rows_, t.shape[-1], dtype=t.dtype, device="meta")
     one = linear_plan(torch.empty(n, k, dtype=w.dtype, device="meta"), meta(x, 1), meta(y, 1), x2=meta(x2, 1),
-                       norm_w=norm_w, eps=eps, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, TILE_ROWS=TILE_ROWS)
+                       norm_w=norm_w, eps=eps, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, TILE_ROWS=TILE_ROWS, stage=False)
     cx = one.constexprs
     per_slot, row_tiles, tile_rows, chunk = one.num_tiles, cx["ROW_TILES"], cx["TILE_ROWS"], cx["CHUNK"]
     t = tile_arange(slots * per_slot)

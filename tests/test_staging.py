@@ -1,0 +1,103 @@
+"""Weights staged in shared memory (megagen.tasks.staging): which tiles stage, what the GPU driver compiles to,
+and (on a GPU) that staged GEMV tiles compute what the register path computes."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import megagen
+from megagen import models
+from megagen.backend import interpreting
+from megagen.compiler import build_kernel
+from megagen.decode import DecodeState, Tiling, decode_graph
+from megagen.tasks import linear as Lin
+from megagen.tasks.staging import STAGE_W_BYTES
+from megagen.trace import trace
+from mgutil import assert_matches, rand
+
+DTYPES = [torch.bfloat16, torch.float16]
+
+
+def test_stageable_rules():
+    w = torch.empty(256, 1024, dtype=torch.bfloat16)
+    fit = STAGE_W_BYTES // (1024 * 2)  # rows of 1024 bf16 columns the area holds
+    assert Lin.stageable(w, 1, fit, 1024)
+    assert not Lin.stageable(w, 1, fit + 1, 1024)  # a box past the area
+    assert not Lin.stageable(w, 2, 8, 1024)  # a batch runs on tensor cores from registers
+    assert not Lin.stageable(w.float(), 1, 8, 1024)  # fp32 weights
+    assert not Lin.stageable(torch.empty(64, 1025, dtype=torch.bfloat16), 1, 8, 1025)  # rows not 16-byte aligned
+    assert not Lin.stageable(torch.empty(64 * 1024 + 8, dtype=torch.bfloat16)[1:-7].view(64, 1024), 1, 8, 1024)
+
+
+def _decoder(**overrides):
+    return trace(models.random_model("tiny-qwen3", dtype=torch.bfloat16, **overrides))
+
+
+def _staged(graph) -> dict:
+    return {op.name: op.plan.constexprs["STAGED"] for op in graph.ops if "STAGED" in op.plan.constexprs}
+
+
+def test_a_decode_step_stages_every_projection_or_none(monkeypatch):
+    decoder = _decoder()
+    state = DecodeState.allocate(decoder, 1, 64)
+    staged = _staged(decode_graph(decoder, state, 1, Tiling(8)))
+    layers = {name: v for name, v in staged.items() if name.startswith("L")}
+    assert len(layers) == 2 * 7 and all(layers.values())
+    assert not any(_staged(decode_graph(decoder, state, 1, Tiling(8, stage_weights=False))).values())
+    assert not any(_staged(decode_graph(decoder, DecodeState.allocate(decoder, 2, 64), 2, Tiling(8))).values())
+    # one projection that cannot stage (here the down projection, the only one of K = intermediate size) turns
+    # staging off for all: the L1 cache it takes would slow the phases that do not stage
+    down_k = decoder.layers[0].down.weight.shape[1]
+    real = Lin.stageable
+    monkeypatch.setattr(Lin, "stageable", lambda w, batch, rows, chunk: w.shape[1] != down_k and real(w, batch, rows,
+                                                                                                          chunk))
+    assert not any(_staged(decode_graph(decoder, state, 1, Tiling(8))).values())
+
+
+def _projections(dtype, device, stage: bool):
+    """Staged GEMV shapes with every corner: a tail tile, a box of rows that is not whole row blocks, rows copied
+    one by one (split K), the RMSNorm, activation and residual forms."""
+    k, n = 512, 100
+    x, res = rand(k, device=device), rand(n, device=device)
+    norm_w = rand(k, device=device, dtype=dtype)
+    w1 = rand(n, k, device=device, scale=k ** -0.5, dtype=dtype)
+    w2 = rand(n, k, device=device, scale=k ** -0.5, dtype=dtype)
+    w3 = rand(48, k, device=device, scale=k ** -0.5, dtype=dtype)
+    gate, up = rand(k, device=device, dtype=dtype), rand(k, device=device, dtype=dtype)
+    y1, y2, y3 = (torch.empty(n, device=device), torch.empty(2, n, device=device), torch.empty(48, device=device))
+    g = megagen.TaskGraph("staged_projections", inputs=[x, res, norm_w, w1, w2, w3, gate, up])
+    g.add(Lin.rmsnorm_gemv, w=w1, x=x, norm_w=norm_w, y=y1, BLOCK_N=16, BLOCK_K=128, TILE_ROWS=24, stage=stage)
+    g.add(Lin.gemv_residual, w=w2, x=gate, residual=res, y=y2, BLOCK_N=16, BLOCK_K=128, TILE_ROWS=32, stage=stage)
+    g.add(Lin.silu_mul_gemv, w=w3, x=gate, x2=up, y=y3, BLOCK_N=16, BLOCK_K=256, TILE_ROWS=16, stage=stage)
+    return g, (y1, y2, y3)
+
+
+def test_the_gpu_driver_stages_and_the_interpreters_does_not(device):
+    """(test_gpu_compile compiles a staged GPU driver for sm_90.)"""
+    g, _ = _projections(torch.bfloat16, device, stage=True)
+    assert all(_staged(g).values())
+    gpu = build_kernel([g], "round_robin", num_ctas=8, interleaved=False)
+    assert gpu.staging and "stage = stage_area()" in gpu.source and all(v.staged for v in gpu.variants)
+    interpreted = build_kernel([g], "round_robin", num_ctas=8, interleaved=True)
+    assert not interpreted.staging and "stage = None" in interpreted.source
+    assert "stage_area" not in interpreted.source
+    plain, _ = _projections(torch.bfloat16, device, stage=False)
+    assert not build_kernel([plain], "round_robin", num_ctas=8, interleaved=False).staging
+
+
+@pytest.mark.skipif(interpreting(), reason="staging runs on a GPU only (the interpreter runs no inline PTX)")
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_staged_tiles_compute_what_the_register_path_computes(dtype, device):
+    torch.manual_seed(0)
+    staged, outs = _projections(dtype, device, stage=True)
+    torch.manual_seed(0)
+    plain, expected = _projections(dtype, device, stage=False)
+    mk_staged, mk_plain = staged.compile("round_robin"), plain.compile("round_robin")
+    assert mk_staged.build.staging and not mk_plain.build.staging
+    for _ in range(3):  # launches after the first find the barrier and the area as the one before left them
+        for t in outs + expected:
+            t.fill_(float("nan"))
+        mk_staged.run()
+        mk_plain.run()
+        for name, got, want in zip(("rmsnorm_gemv", "gemv_residual", "silu_mul_gemv"), outs, expected):
+            assert_matches(got, want, rtol=1e-4, atol=1e-5, what=name)
