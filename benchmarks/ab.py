@@ -2,8 +2,8 @@
 
     python benchmarks/ab.py --model Qwen3-0.6B [--batch 1] [--rounds 3] [--passes 2] [--steps 200] [--sample] VARIANT ...
 
-A VARIANT is ``name``, ``name:key=value,key=value`` (megagen.build options, and ``sample=True`` or ``False``, which
-overrides ``--sample`` for that variant) or ``name=TREE[:options]``, TREE a
+A VARIANT is ``name``, ``name:key=value,key=value`` (megagen.build options, ``scheduler`` among them, round_robin
+by default; and ``sample=True`` or ``False``, which overrides ``--sample`` for that variant) or ``name=TREE[:options]``, TREE a
 directory holding another ``megagen/`` package, e.g. main's, made with
 ``mkdir -p /tmp/main && git archive main megagen | tar -x -C /tmp/main``. Variants of one tree share a process:
 each is built once, then timed in alternating rounds (``--steps`` CUDA-graph replays a round, the median of each).
@@ -62,7 +62,8 @@ def worker(args) -> None:
             variant, _, options = parse_variant(spec)
             t0 = time.perf_counter()
             sample = options.pop("sample", args.sample)
-            step, before, kernel, info = megagen_step(model, prompt, "round_robin", options, sample)
+            scheduler = options.pop("scheduler", "round_robin")
+            step, before, kernel, info = megagen_step(model, prompt, scheduler, options, sample)
             built[variant] = (step, before, kernel)
             print(f"# {variant}: megagen from {os.path.dirname(megagen.__file__)}, options {options}, built in "
                   f"{time.perf_counter() - t0:.0f} s, {info['tasks']} tasks", file=sys.stderr, flush=True)

@@ -92,7 +92,8 @@ def test_staged_tiles_compute_what_the_register_path_computes(dtype, device):
     staged, outs = _projections(dtype, device, stage=True)
     torch.manual_seed(0)
     plain, expected = _projections(dtype, device, stage=False)
-    mk_staged, mk_plain = staged.compile("round_robin"), plain.compile("round_robin")
+    # two CTAs: each runs many staged tiles one after another, reusing its area and its barrier's phases
+    mk_staged, mk_plain = staged.compile("round_robin", num_ctas=2), plain.compile("round_robin", num_ctas=2)
     assert mk_staged.build.staging and not mk_plain.build.staging
     for _ in range(3):  # launches after the first find the barrier and the area as the one before left them
         for t in outs + expected:
