@@ -85,7 +85,10 @@ def test_the_gpu_driver_stages_and_the_interpreters_does_not(device):
     assert not build_kernel([plain], "round_robin", num_ctas=8, interleaved=False).staging
 
 
-@pytest.mark.skipif(interpreting(), reason="staging runs on a GPU only (the interpreter runs no inline PTX)")
+ON_GPU_ONLY = pytest.mark.skipif(interpreting(), reason="staging runs on a GPU only (the interpreter runs no inline PTX)")
+
+
+@ON_GPU_ONLY
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_staged_tiles_compute_what_the_register_path_computes(dtype, device):
     torch.manual_seed(0)
@@ -102,3 +105,17 @@ def test_staged_tiles_compute_what_the_register_path_computes(dtype, device):
         mk_plain.run()
         for name, got, want in zip(("rmsnorm_gemv", "gemv_residual", "silu_mul_gemv"), outs, expected):
             assert_matches(got, want, rtol=1e-4, atol=1e-5, what=name)
+
+
+@ON_GPU_ONLY
+def test_a_staged_decode_step_gives_the_register_paths_tokens(device):
+    """Every projection staged, four CTAs taking turns over the tiles, against the same model with staging off: the
+    same greedy tokens."""
+    model = models.random_model("tiny-qwen3", dtype=torch.bfloat16, device=device)
+    ids = torch.randint(3, model.config.vocab_size, (1, 20), device=device)
+    runs = {}
+    for stage in (True, False):
+        runner = megagen.build(model, max_seq_len=64, num_ctas=4, attention_split_keys=8, stage_weights=stage)
+        assert runner.kernel(1, False).build.staging == stage
+        runs[stage] = runner.generate(ids, max_new_tokens=12)
+    assert torch.equal(runs[True], runs[False])
