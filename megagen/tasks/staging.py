@@ -29,6 +29,7 @@ _X = tl.constexpr(STAGE_W_BYTES)
 _BAR = tl.constexpr(STAGE_W_BYTES + STAGE_X_BYTES)
 _AREA = tl.constexpr(STAGE_BYTES)
 
+
 @triton.jit
 def stage_area():
     """The staging area's shared-memory address: the last STAGE_BYTES of the dynamic shared memory."""
