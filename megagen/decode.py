@@ -438,16 +438,17 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         stage, measured 0.915 -> 0.868 (BENCHMARKS.md). So a build stages all of them or none."""
         if not tiling.stage_weights or fused or any(layer.experts is not None for layer in decoder.layers):
             return False
-        for layer in decoder.layers:
+        for layer, tiling_of in zip(decoder.layers, layer_tiles):
             weights = dict(q=layer.attn.q, k=layer.attn.k, v=layer.attn.v, o=layer.attn.o, gate=layer.gate,
                            up=layer.up, down=layer.down)
-            for name, tiles in projection_tiles(layer).items():
+            for name, tiles in tiling_of.items():
                 w = weights[name].weight
                 _, chunk = tiling.split_k_blocks(w.shape[1], tiles.split, batch, (tiles.block_n, tiles.block_k))
                 if not Lin.stageable(w, batch, tiles.rows, chunk):
                     return False
         return True
 
+    layer_tiles = [projection_tiles(layer) for layer in decoder.layers]
     staged = stages_every_projection()
 
     def normed(name, norm):
@@ -465,7 +466,7 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         a = layer.attn
         g.input(layer.input_norm.weight, layer.post_norm.weight)
         reader = normed(f"L{i}.input_norm", layer.input_norm)
-        proj, tiles = {}, projection_tiles(layer)
+        proj, tiles = {}, layer_tiles[i]
         for name, lin, heads in (("q", a.q, a.heads), ("k", a.k, a.kv_heads), ("v", a.v, a.kv_heads)):
             qkv = tiles[name]
             y = act(qkv.split, batch, heads * a.head_dim, dtype=dt if qkv.split == 1 else torch.float32)

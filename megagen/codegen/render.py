@@ -186,8 +186,7 @@ def render_megakernel(graph, variants, op_variant, layout, schedule, *, interlea
         version=__version__, graph_name=graph.name, num_ops=len(graph.ops), num_tasks=layout.num_tasks,
         num_deps=int(layout.deps.shape[0]), waits_per_task=layout.waits_per_task, scheduler=schedule.scheduler,
         dynamic=schedule.dynamic, interleaved=interleaved, num_ctas=schedule.num_ctas,
-        variants=variants, ops=ops, record=record, profile=profile, peer_test=peer_test, staging=staging,
-        stage_init="stage_area()  # this CTA's staging area in shared memory" if staging else "None  # no op stages")
+        variants=variants, ops=ops, record=record, profile=profile, peer_test=peer_test, staging=staging)
 
 
 def render_standalone(variant: Variant) -> str:
