@@ -152,7 +152,10 @@ class Tiling:
     block_k: int = 256
     attention_block: int = 32
     max_attention_splits: int = 32
-    attention_split_keys: int = 64
+    # 32 against 64 at context 512 (16 splits of one 32-key block each, loaded before the tile waits, against 8 of
+    # two): Qwen3-0.6B 0.864 -> 0.842 ms a step on an H100 (2026-11-26). On 2026-11-23, before the staged GEMV tiles,
+    # 64 measured faster for Qwen3-0.6B and the same for Llama-3.2-1B (BENCHMARKS.md)
+    attention_split_keys: int = 32
     max_tile_rows: int = 128
     # q/k/v may split K (the attention adds the partial sums) only for a batch, over a hidden size at least this
     # large. Measured on an H100 at batch 8 (BENCHMARKS.md): Llama-3.2-1B (K = 2048: 48 tiles of 16 block steps
