@@ -71,8 +71,8 @@ class Profile:
         """Write the profile as compressed .npz (a sixth of the raw size: profiles are committed as evidence), for
         ``load`` on another machine."""
         np.savez_compressed(path, graph_name=self.graph_name, op_names=np.array(self.op_names, dtype=str),
-                 task_types=np.array(self.task_types, dtype=str), op_offsets=self.op_offsets, rows=self.rows,
-                 clock=self.clock)
+                            task_types=np.array(self.task_types, dtype=str), op_offsets=self.op_offsets,
+                            rows=self.rows, clock=self.clock)
 
     @classmethod
     def load(cls, path) -> Profile:
