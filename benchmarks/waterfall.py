@@ -21,7 +21,11 @@ a tile's CTA reached the tile (median; a CTA issues the tile's prefetch then, an
 once the prefetch has landed: BENCHMARKS.md, the poll probe), how many tiles were reached after it, how
 long after it the tiles' waits were done (median and last), and a tile's median run time after its wait.
 
-A third splits that run for the phases whose tiles mark their progress (``megagen.profiler_device.mark``: the
+A third groups each phase's tiles by the phase of the task their CTA ran just before (a CTA reaches a tile, and
+issues its prefetch, only when that task is done): per layer how many, when they were reached and done
+(medians, from the phase before's end), and what share of them is among the phase's last tenth to finish.
+
+A fourth splits that run for the phases whose tiles mark their progress (``megagen.profiler_device.mark``: the
 GEMV and attention tiles): from the wait to the input ready (a GEMV's x loaded and RMSNorm pass done, an
 attention's queries normalised and rotated), to the last products (a GEMV's weights streamed, an attention's
 softmax over its keys done), to the stores issued, and to the end (the release: a CTA barrier, a fence, the
@@ -96,6 +100,16 @@ def phases_of(profile: Profile) -> list[tuple[int | None, str, np.ndarray]]:
     return out
 
 
+def previous_on_cta(profile: Profile) -> np.ndarray:
+    """Each task's predecessor on its CTA, the task that CTA ran just before it (-1 for a CTA's first)."""
+    cta = profile.rows[:, CTA]
+    order = np.lexsort((profile.start, cta))
+    prev = np.full(profile.num_tasks, -1, np.int64)
+    same = cta[order[1:]] == cta[order[:-1]]
+    prev[order[1:][same]] = order[:-1][same]
+    return prev
+
+
 def waterfall(profile: Profile, config, context: int, bandwidth: float, batch: int = 1) -> list[dict]:
     """One row per phase, in program order: critical time and its floor / slow streaming / uneven waves /
     latency split (ns), plus bytes and tiles. ``bandwidth`` in bytes per second."""
@@ -107,8 +121,14 @@ def waterfall(profile: Profile, config, context: int, bandwidth: float, batch: i
     # per task: wait done -> each mark -> end, where the task recorded every mark
     steps = np.diff(np.column_stack([wait_done, profile.marks, end]), axis=1)
     marked = ~np.isnan(steps).any(axis=1)
+    phases = phases_of(profile)
+    phase_of_task = np.empty(profile.num_tasks, dtype=object)
+    for _, phase, tasks in phases:
+        phase_of_task[tasks] = phase
+    prev = previous_on_cta(profile)
+    after = np.where(prev >= 0, phase_of_task[np.maximum(prev, 0)], "its CTA's first")
     rows, prev_end = [], 0
-    for layer, phase, tasks in phases_of(profile):
+    for layer, phase, tasks in phases:
         names = {profile.op_names[k] for k in np.unique(profile.task_op[tasks])}
         nbytes = sum(sizes.get(_layer_and_kind(n)[1], 0) for n in names)
         phase_end = int(end[tasks].max())
@@ -117,11 +137,17 @@ def waterfall(profile: Profile, config, context: int, bandwidth: float, batch: i
         busy = run[tasks].sum() / ctas
         busiest = max(np.bincount(cta[tasks], weights=run[tasks]))
         woke = wait_done[tasks] - prev_end
+        last = np.zeros(tasks.size, bool)
+        tenth = -(-tasks.size // 10)
+        last[np.argsort(end[tasks], kind="stable")[-tenth:]] = True  # the last tenth to finish
+        before = {a: dict(tiles=int(m.sum()), lead=float(np.median(prev_end - start[tasks[m]])),
+                          done=float(np.median(end[tasks[m]] - prev_end)), last=int(last[m].sum()))
+                  for a in dict.fromkeys(after[tasks]) for m in [after[tasks] == a]}
         rows.append(dict(layer=layer, phase=phase, tiles=tasks.size, bytes=nbytes, critical=critical, floor=floor,
                          slow_streaming=busy - floor, uneven_waves=busiest - busy, latency=critical - busiest,
                          lead=float(np.median(prev_end - start[tasks])),
                          arrived_late=int((start[tasks] > prev_end).sum()), wake=float(np.median(woke)),
-                         last_wake=float(woke.max()), tile_run=float(np.median(run[tasks])),
+                         last_wake=float(woke.max()), tile_run=float(np.median(run[tasks])), before=before,
                          marks=np.median(steps[tasks[marked[tasks]]], axis=0) if marked[tasks].any() else None))
         prev_end = max(prev_end, phase_end)
     return rows
@@ -139,6 +165,13 @@ def layer_table(rows: list[dict]) -> list[dict]:
             "wake", "last_wake", "tile_run")}
         marks = [r["marks"] for r in rs if r.get("marks") is not None]
         med["marks"] = np.median(marks, axis=0) if marks else None
+        med["before"] = {}
+        for a in dict.fromkeys(a for r in rs for a in r["before"]):
+            bs = [r["before"][a] for r in rs if a in r["before"]]
+            tiles = sum(b["tiles"] for b in bs)
+            med["before"][a] = dict(tiles=tiles / len(rs), lead=float(np.median([b["lead"] for b in bs])),
+                                    done=float(np.median([b["done"] for b in bs])),
+                                    last=sum(b["last"] for b in bs) / tiles)
         table.append(dict(phase=phase, layers=0 if outside else len(rs), **med))
     return table
 
@@ -164,6 +197,15 @@ def markdown(rows: list[dict], title: str) -> str:
     for name, r in zip(names, table):
         lines.append(f"| {name} | {r['tiles']:.0f} | {r['lead'] / 1e3:.2f} | {r['arrived_late']:.0f} | "
                      f"{r['wake'] / 1e3:.2f} / {r['last_wake'] / 1e3:.2f} | {r['tile_run'] / 1e3:.2f} |")
+    lines += ["", "Tiles by the phase of the task their CTA ran just before: per layer, when they were reached and done "
+              "(medians, µs from the phase before's end), and the share of them among the phase's last tenth to "
+              "finish.", "",
+              "| phase | after | tiles | reached before that end | done after it | in the last tenth |",
+              "|---|---|---|---|---|---|"]
+    for name, r in zip(names, table):
+        for a, b in r["before"].items():
+            lines.append(f"| {name} | {a} | {b['tiles']:.1f} | {b['lead'] / 1e3:.2f} | {b['done'] / 1e3:.2f} | "
+                         f"{100 * b['last']:.0f}% |")
     marked = [(name, r) for name, r in zip(names, table) if r["marks"] is not None]
     if marked:
         lines += ["", "Inside the tiles that mark their progress: median µs from the wait to the input ready (a "

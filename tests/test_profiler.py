@@ -272,6 +272,13 @@ def test_waterfall_splits_each_phase_into_parts_that_add_up():
     md = wf.markdown(table, "synthetic")
     assert "| q/k/v (median of 1 layers) | 3 |" in md and "| lm_head | 1 |" in md
     assert "| attention (median of 1 layers) | 1 | 0.40 | 0 | 0.10 / 0.10 | 0.40 |" in md
+    # tiles by what their CTA ran before: k_proj after CTA 1's q_proj tile, the attention after CTA 0's, the lm_head
+    # after k_proj; the last tenth of a phase of three tiles is its last tile (k_proj, ending at 1500 ns)
+    assert wf.previous_on_cta(p).tolist() == [-1, -1, 1, 0, 2]
+    assert qkv["before"] == {"its CTA's first": dict(tiles=2, lead=0.0, done=1050.0, last=0),
+                             "q/k/v": dict(tiles=1, lead=-1000.0, done=1500.0, last=1)}
+    assert attention["before"] == {"q/k/v": dict(tiles=1, lead=400.0, done=500.0, last=1)}
+    assert "| attention (median of 1 layers) | q/k/v | 1.0 | 0.40 | 0.50 | 100% |" in md
 
 
 def test_waterfall_splits_a_marked_tile_run():
@@ -291,7 +298,7 @@ def test_waterfall_splits_a_marked_tile_run():
     assert qkv["marks"].tolist() == [150, 550, 100, 150] and attention["marks"] is None
     md = wf.markdown([qkv, attention], "synthetic")
     assert "| q/k/v (median of 1 layers) | 0.15 | 0.55 | 0.10 | 0.15 |" in md and "| attention (median" in md
-    assert md.count("| attention (median") == 2  # the two tables before, not the marks'
+    assert md.count("| attention (median") == 3  # the three tables before, not the marks'
     assert "Inside the tiles" not in wf.markdown(wf.waterfall(Profile("g", ["L0.q_proj"], ["rmsnorm_gemv"], [0, 2],
                                                                       rows[:2, :6], "globaltimer"),
                                                               config, context=8, bandwidth=1e9), "no marks")
