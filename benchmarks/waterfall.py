@@ -140,9 +140,11 @@ def waterfall(profile: Profile, config, context: int, bandwidth: float, batch: i
         last = np.zeros(tasks.size, bool)
         tenth = -(-tasks.size // 10)
         last[np.argsort(end[tasks], kind="stable")[-tenth:]] = True  # the last tenth to finish
-        before = {a: dict(tiles=int(m.sum()), lead=float(np.median(prev_end - start[tasks[m]])),
-                          done=float(np.median(end[tasks[m]] - prev_end)), last=int(last[m].sum()))
-                  for a in dict.fromkeys(after[tasks]) for m in [after[tasks] == a]}
+        before = {}  # by the phase each tile's CTA ran before it, in order of appearance
+        for a in dict.fromkeys(after[tasks]):
+            m = after[tasks] == a
+            before[a] = dict(tiles=int(m.sum()), lead=float(np.median(prev_end - start[tasks[m]])),
+                             done=float(np.median(end[tasks[m]] - prev_end)), last=int(last[m].sum()))
         rows.append(dict(layer=layer, phase=phase, tiles=tasks.size, bytes=nbytes, critical=critical, floor=floor,
                          slow_streaming=busy - floor, uneven_waves=busiest - busy, latency=critical - busiest,
                          lead=float(np.median(prev_end - start[tasks])),
