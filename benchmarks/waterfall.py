@@ -14,7 +14,8 @@ the critical path, from the previous phase's last tile end to its own, into four
 - latency: the rest: dependency wake-up, dispatch, and the wait for the phase's last tile (the tail).
 
 Phases can overlap (down's first tiles start while up's last run), so a phase's critical time can be
-shorter than its busy time; a layer's total is exact either way.
+shorter than its busy time, and a phase that ends before the one before it (off the critical path) has none;
+the critical times add up to the step's span either way.
 
 A second table shows each phase's boundary with the one before (its last tile's end): how long before it
 a tile's CTA reached the tile (median; a CTA issues the tile's prefetch then, and its poll is answered only
@@ -132,7 +133,7 @@ def waterfall(profile: Profile, config, context: int, bandwidth: float, batch: i
         names = {profile.op_names[k] for k in np.unique(profile.task_op[tasks])}
         nbytes = sum(sizes.get(_layer_and_kind(n)[1], 0) for n in names)
         phase_end = int(end[tasks].max())
-        critical = phase_end - prev_end
+        critical = max(phase_end - prev_end, 0)  # none for a phase ending before the one before it
         floor = nbytes / bandwidth * 1e9
         busy = run[tasks].sum() / ctas
         busiest = max(np.bincount(cta[tasks], weights=run[tasks]))

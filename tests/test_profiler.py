@@ -281,6 +281,27 @@ def test_waterfall_splits_each_phase_into_parts_that_add_up():
     assert "| attention (median of 1 layers) | q/k/v | 1.0 | 0.40 | 0.50 | 100% |" in md
 
 
+def test_a_phase_off_the_critical_path_takes_none_of_the_span():
+    """A phase that ends before the phase before it (an op placed after another but waiting on less) has no
+    critical time, and the step's span stays the sum of the phases' critical times."""
+    from megagen import models
+    wf = _waterfall_module()
+    rows = np.array([  # task, cta, sm, start, wait done, end (ns)
+        (0, 0, 0, 0, 100, 1000),      # L0.attention
+        (1, 1, 1, 0, 1100, 2000),     # L0.o_proj
+        (2, 0, 0, 1000, 1100, 1500),  # L0.cache_append: waits on the attention only, ends before o
+        (3, 0, 0, 1500, 2100, 2600),  # L0.gate_proj
+    ])
+    p = Profile("g", ["L0.attention", "L0.o_proj", "L0.cache_append", "L0.gate_proj"],
+                ["attention_partial", "gemv_residual", "attention_append", "rmsnorm_gemv"], [0, 1, 2, 3, 4], rows,
+                "globaltimer")
+    table = wf.waterfall(p, models.preset_config("tiny-llama"), context=8, bandwidth=1e9)
+    assert [r["critical"] for r in table] == [1000, 1000, 0, 600]
+    assert sum(r["critical"] for r in table) == p.span
+    for r in table:
+        assert r["floor"] + r["slow_streaming"] + r["uneven_waves"] + r["latency"] == pytest.approx(r["critical"])
+
+
 def test_waterfall_splits_a_marked_tile_run():
     """Tiles that recorded marks get their run split at them (medians of the phase's marked tiles); a phase of
     tiles without marks gets no row, and a profile without marks no table."""
