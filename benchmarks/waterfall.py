@@ -141,9 +141,9 @@ def waterfall(profile: Profile, config, context: int, bandwidth: float, batch: i
         last = np.zeros(tasks.size, bool)
         tenth = -(-tasks.size // 10)
         last[np.argsort(end[tasks], kind="stable")[-tenth:]] = True  # the last tenth to finish
-        before = {}  # by the phase each tile's CTA ran before it, in order of appearance
-        for a in dict.fromkeys(after[tasks]):
-            m = after[tasks] == a
+        before, came_after = {}, after[tasks]  # by the phase each tile's CTA ran before it, in order of appearance
+        for a in dict.fromkeys(came_after):
+            m = came_after == a
             before[a] = dict(tiles=int(m.sum()), lead=float(np.median(prev_end - start[tasks[m]])),
                              done=float(np.median(end[tasks[m]] - prev_end)), last=int(last[m].sum()))
         rows.append(dict(layer=layer, phase=phase, tiles=tasks.size, bytes=nbytes, critical=critical, floor=floor,
