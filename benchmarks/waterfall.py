@@ -27,10 +27,10 @@ issues its prefetch, only when that task is done): per layer how many, when they
 (medians, from the phase before's end), and what share of them is among the phase's last tenth to finish.
 
 A fourth splits that run for the phases whose tiles mark their progress (``megagen.profiler_device.mark``: the
-GEMV and attention tiles): from the wait to the input ready (a GEMV's x loaded and RMSNorm pass done, an
-attention's queries normalised and rotated), to the last products (a GEMV's weights streamed, an attention's
-softmax over its keys done), to the stores issued, and to the end (the release: a CTA barrier, a fence, the
-counters).
+GEMV, attention and combine tiles): from the wait to the input ready (a GEMV's x loaded and RMSNorm pass done, an
+attention's queries normalised and rotated, a combine's split maxima arrived), to the last products (a GEMV's
+weights streamed, an attention's softmax over its keys done, a combine's splits merged), to the stores issued,
+and to the end (the release: a CTA barrier, a fence, the counters).
 """
 from __future__ import annotations
 
@@ -212,9 +212,9 @@ def markdown(rows: list[dict], title: str) -> str:
     marked = [(name, r) for name, r in zip(names, table) if r["marks"] is not None]
     if marked:
         lines += ["", "Inside the tiles that mark their progress: median µs from the wait to the input ready (a "
-                  "GEMV's x loaded and RMSNorm pass done, an attention's queries rotated), from there to the last "
-                  "products (the weights streamed, the softmax over the keys done), to the stores issued, and to the "
-                  "end (the release).", "",
+                  "GEMV's x loaded and RMSNorm pass done, an attention's queries rotated, a combine's split maxima "
+                  "arrived), from there to the last products (the weights streamed, the softmax over the keys done, "
+                  "the splits merged), to the stores issued, and to the end (the release).", "",
                   "| phase | wait → input ready | → last products | → stores issued | → end |",
                   "|---|---|---|---|---|"]
         for name, r in marked:

@@ -342,9 +342,9 @@ def attention_combine_prefetch(pos, tile, H: tl.constexpr, S_MAX: tl.constexpr):
 
 
 @triton.jit
-def attention_combine_tile(o_part, ml_part, new_kv, out, k_cache, v_cache, tile, B, prefetched, H: tl.constexpr,
-                           KV: tl.constexpr, D: tl.constexpr, D_PAD: tl.constexpr, S_MAX: tl.constexpr,
-                           SPLITS: tl.constexpr, S_PAD: tl.constexpr):
+def attention_combine_tile(o_part, ml_part, new_kv, out, k_cache, v_cache, tile, B, prefetched, marks,
+                           H: tl.constexpr, KV: tl.constexpr, D: tl.constexpr, D_PAD: tl.constexpr,
+                           S_MAX: tl.constexpr, SPLITS: tl.constexpr, S_PAD: tl.constexpr):
     b = tile // H
     h = tile % H
     kv = h // (H // KV)
@@ -358,13 +358,17 @@ def attention_combine_tile(o_part, ml_part, new_kv, out, k_cache, v_cache, tile,
     m = tl.load(ml_part + row * 2, mask=s < SPLITS, other=float("-inf"))
     l_s = tl.load(ml_part + row * 2 + 1, mask=s < SPLITS, other=0.0)
     o = tl.load(o_part + row[:, None] * D + d[None, :], mask=(s[:, None] < SPLITS) & (d[None, :] < D), other=0.0)
-    weight = tl.exp(m - tl.max(m, axis=0))
+    m_max = tl.max(m, axis=0)
+    mark(marks, 0, m_max)  # the splits' maxima have arrived
+    weight = tl.exp(m - m_max)
     weight = tl.where(s < SPLITS, weight, 0.0)
     res = tl.sum(o * weight[:, None], axis=0) / tl.sum(l_s * weight, axis=0)
+    mark(marks, 1, res)  # the splits are merged
     tl.store(out + tile * D + d, res.to(out.dtype.element_ty), mask=d < D)
     slot = ((b * KV + kv) * S_MAX + prefetched) * D + d
     tl.store(k_cache + slot, kn, mask=first & (d < D))
     tl.store(v_cache + slot, vn, mask=first & (d < D))
+    mark(marks, 2, tile)  # the stores are issued; the release follows
 
 
 def attention_combine_reference(o_part, ml_part, new_kv, pos, out, k_cache, v_cache, tile, H, KV, D):
