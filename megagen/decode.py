@@ -110,6 +110,11 @@ FIXED_READERS = {Lin.rmsnorm_gemv: Lin.rmsnorm_gemv_fixed, Lin.rmsnorm_gemv_bias
 # the stream's norm-fusing readers, and the GEMVs that read a norm op's rows instead (Tiling.norm_phase_min_batch)
 NORMED_READERS = {Lin.rmsnorm_gemv: Lin.gemv, Lin.rmsnorm_gemv_bias: Lin.gemv_bias}
 MAX_K_SPLITS = 4  # every consumer of a split-K output reads all its partial sums
+# What an attention split's keys weigh at least (their key and value rows), unless Tiling.attention_split_keys says
+# otherwise: 32 keys of 128-wide bf16 heads, 64 of 64-wide. Measured at context 512 on two H100s (BENCHMARKS.md,
+# 2026-11-26, sixteenth session): Qwen3-0.6B (128-wide) 0.854 ms a step with 16 splits of 32 keys against 0.864 with
+# 8 of 64; Llama-3.2-1B (64-wide) 1.091 with 8 of 64 against 1.097 with 16 of 32 (1.082 against 1.089 on the other).
+ATTENTION_SPLIT_BYTES = 16 * 1024
 MLP_TILE_ROWS = 16  # intermediate rows a fused MLP tile takes
 ARGMAX_ROWS = 4096  # logits an argmax tile takes at batch > 1 (lm_head_tiling)
 # GEMV weight blocks (rows, columns) from tp=4 on (Tiling.for_tp): 8-row blocks measured 17% faster than 16 for
@@ -152,10 +157,8 @@ class Tiling:
     block_k: int = 256
     attention_block: int = 32
     max_attention_splits: int = 32
-    # 32 against 64 at context 512 (16 splits of one 32-key block each, loaded before the tile waits, against 8 of
-    # two): Qwen3-0.6B 0.864 -> 0.842 ms a step on an H100 (2026-11-26). On 2026-11-23, before the staged GEMV tiles,
-    # 64 measured faster for Qwen3-0.6B and the same for Llama-3.2-1B (BENCHMARKS.md)
-    attention_split_keys: int = 32
+    # None: as many keys as make ATTENTION_SPLIT_BYTES of cached keys and values (attention_split_keys_for)
+    attention_split_keys: int | None = None
     max_tile_rows: int = 128
     # q/k/v may split K (the attention adds the partial sums) only for a batch, over a hidden size at least this
     # large. Measured on an H100 at batch 8 (BENCHMARKS.md): Llama-3.2-1B (K = 2048: 48 tiles of 16 block steps
@@ -185,6 +188,8 @@ class Tiling:
     def __post_init__(self):
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
+            if value is None and field.name == "attention_split_keys":
+                continue
             if field.type in (bool, "bool"):
                 if not isinstance(value, bool):
                     raise MegagenError(f"{field.name} must be True or False, got {value!r}")
@@ -289,13 +294,18 @@ class Tiling:
         block = self.block_n * self.block_k
         return dict(I=MLP_TILE_ROWS, BLOCK_K=block // (2 * MLP_TILE_ROWS), BLOCK_H=block // MLP_TILE_ROWS)
 
-    def attention_splits(self, batch: int, kv_heads: int, max_keys: int) -> int:
+    def attention_split_keys_for(self, key_bytes: int) -> int:
+        """The fewest keys a split takes: ``attention_split_keys``, or where that is None as many as make
+        ATTENTION_SPLIT_BYTES of cached keys and values (``key_bytes`` a key: its key and value rows)."""
+        return self.attention_split_keys or max(1, ATTENTION_SPLIT_BYTES // key_bytes)
+
+    def attention_splits(self, batch: int, kv_heads: int, max_keys: int, key_bytes: int) -> int:
         """Splits of each (batch row, KV head)'s cached keys: enough to give every CTA one, at most
         ``max_attention_splits``, and, as a power of two, no more than leave each split
-        ``attention_split_keys`` of the most keys a step can attend to (``max_keys``: the cache length or
-        the sliding window). Every split costs a tile's fixed latency however few keys it gets, so a
+        ``attention_split_keys_for(key_bytes)`` of the most keys a step can attend to (``max_keys``: the cache
+        length or the sliding window). Every split costs a tile's fixed latency however few keys it gets, so a
         kernel built for short contexts runs fewer, longer splits (BENCHMARKS.md)."""
-        by_keys = 1 << (max(1, max_keys // self.attention_split_keys).bit_length() - 1)
+        by_keys = 1 << (max(1, max_keys // self.attention_split_keys_for(key_bytes)).bit_length() - 1)
         return max(1, min(self.max_attention_splits, self.num_ctas // (batch * kv_heads), by_keys))
 
 
@@ -479,7 +489,8 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
             proj[name] = linear(task, lin.weight, y, f"L{i}.{name}_proj", qkv, **bias, **inputs)
 
         max_keys = min(state.k_cache[i].shape[2], a.window or state.k_cache[i].shape[2])
-        splits = tiling.attention_splits(batch, a.kv_heads, max_keys)
+        key_bytes = 2 * a.head_dim * state.k_cache[i].element_size()
+        splits = tiling.attention_splits(batch, a.kv_heads, max_keys, key_bytes)
         o_part = act(batch, a.heads, splits, a.head_dim, dtype=torch.float32)
         ml_part = act(batch, a.heads, splits, 2, dtype=torch.float32)
         new_kv = act(batch, a.kv_heads, 2, a.head_dim)  # the new token's key and value, from attention to combine

@@ -711,15 +711,20 @@ def test_fused_mlp_logits_do_not_depend_on_the_order_tiles_finish():
 
 
 def test_attention_splits_follow_the_cache_length():
-    """Splits fill the CTAs at long contexts but leave each split attention_split_keys of the longest context:
-    8 KV heads on 264 CTAs (Llama-3.2-1B, Qwen3-0.6B) split 32 ways for a 4096-slot cache, 16 for a 528-slot one."""
+    """Splits fill the CTAs at long contexts but leave each split 16 KB of cached keys and values of the longest
+    context (attention_split_keys overrides it): 8 KV heads on 264 CTAs split 32 ways for a 4096-slot cache, and
+    for a 528-slot one 16 ways with 128-wide bf16 heads (Qwen3-0.6B: 512 bytes a key), 8 with 64-wide ones
+    (Llama-3.2-1B: 256)."""
     from megagen.decode import Tiling
     t = Tiling(264)
-    assert t.attention_splits(1, 8, 4112) == 32 and t.attention_splits(1, 8, 528) == 16
-    assert t.attention_splits(1, 8, 300) == 8 and t.attention_splits(1, 8, 31) == 1
-    assert t.attention_splits(8, 8, 4096) == 4  # at batch 8 the CTAs run out first
-    assert Tiling(264, attention_split_keys=1).attention_splits(1, 8, 528) == 32
-    assert Tiling(264, max_attention_splits=4).attention_splits(1, 8, 4096) == 4
+    assert t.attention_splits(1, 8, 4112, 512) == 32 and t.attention_splits(1, 8, 528, 512) == 16
+    assert t.attention_splits(1, 8, 4112, 256) == 32 and t.attention_splits(1, 8, 528, 256) == 8
+    assert t.attention_splits(1, 8, 300, 512) == 8 and t.attention_splits(1, 8, 31, 512) == 1
+    assert t.attention_splits(8, 8, 4096, 512) == 4  # at batch 8 the CTAs run out first
+    assert Tiling(264, attention_split_keys=1).attention_splits(1, 8, 528, 256) == 32
+    assert Tiling(264, max_attention_splits=4).attention_splits(1, 8, 4096, 512) == 4
+    with pytest.raises(megagen.MegagenError, match="attention_split_keys must be a positive int"):
+        Tiling(264, attention_split_keys=0)
 
 
 def test_attention_splits_bound_by_the_sliding_window(device):
