@@ -188,7 +188,7 @@ class Tiling:
     def __post_init__(self):
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
-            if value is None and field.name == "attention_split_keys":
+            if value is None and "None" in str(field.type):  # an optional setting left to its rule
                 continue
             if field.type in (bool, "bool"):
                 if not isinstance(value, bool):

@@ -290,9 +290,9 @@ def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, ma
     one wave of lm_head tiles needs; 128), ``attention_block``
     (positions per attention step),
     ``max_attention_splits`` and ``attention_split_keys`` (each (row, KV head)'s cache is split over up to
-    that many tiles, each taking at least this many of max_seq_len's keys: 32, and by default as many keys as
-    make 16 KB of cached keys and values, 32 keys of 128-wide bf16 heads, so a smaller max_seq_len builds a kernel
-    for short contexts), ``qkv_split_min_k`` (at batch > 1, q/k/v may split K over a hidden size
+    ``max_attention_splits`` tiles, 32, each taking at least ``attention_split_keys`` of max_seq_len's keys, by
+    default as many as make 16 KB of cached keys and values: 32 keys of 128-wide bf16 heads, 64 of 64-wide; so a
+    smaller max_seq_len builds a kernel for short contexts), ``qkv_split_min_k`` (at batch > 1, q/k/v may split K over a hidden size
     at least this large, the attention adding their partial sums; 2048), ``norm_phase_min_batch`` (from this
     batch on, the RMSNorms before q/k/v, gate/up and the lm_head are ops of their own; 2), ``batch_block_rows``
     (a batch's GEMV weight blocks are at least this many rows: 16, 32 or 64; 64), ``stream_k_splits`` (the most K
