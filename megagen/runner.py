@@ -26,9 +26,8 @@ CTAS_PER_SM = 2
 BUILD_OPTIONS = ("tp", "scheduler", "max_seq_len", "max_batch_size", "world", "allreduce", "max_top_k")
 # Tokens a row the sampler ranks by default: HuggingFace's default top_k (50) fits
 DEFAULT_MAX_TOP_K = 64
-TILING_OPTIONS = ("block_n", "block_k", "attention_block", "max_attention_splits", "attention_split_keys",
-                  "max_tile_rows", "qkv_split_min_k", "norm_phase_min_batch", "batch_block_rows",
-                  "stream_k_splits", "fuse_mlp", "latency_tiles", "stage_weights")
+# every Tiling setting but the CTA count (the kernel's num_ctas) is a build option: a setting added to Tiling is one
+TILING_OPTIONS = tuple(f.name for f in dataclasses.fields(Tiling) if f.name != "num_ctas")
 
 
 class Runner:
