@@ -105,6 +105,7 @@ class MegaKernel:
                       world.ranks[0], self.build.args.shape[1])
         self._launch_grid = (self.grid, 1 if interleaved else len(graphs))
         self._launch_options = dict(num_warps=num_warps)
+        self._ranks_met = interp or world.size == len(world.ranks)  # one process runs every rank: none to meet
         if not interp:
             self._launch_options["launch_cooperative_grid"] = True  # all CTAs co-resident, or the launch fails
             if self.build.staging:
@@ -190,9 +191,22 @@ class MegaKernel:
         kernel.packed_metadata = make_backend(kernel.metadata.target).pack_metadata(kernel.metadata)
         kernel.megagen_staging = True
 
+    def _meet_ranks(self) -> None:
+        """Before the first launch where each rank has a process of its own: compile, then wait for every rank to
+        have compiled. A rank's waits for its peers' tiles give up after max_spins polls (seconds), and ranks take
+        different times to compile: launched seconds apart, Qwen3-8B at tp=2 stopped in its first launch (H100s,
+        BENCHMARKS.md, 2026-11-27)."""
+        self.build.module.megakernel.warmup(*self._args, grid=self._launch_grid, **self._constexprs,
+                                            **self._launch_options)
+        torch.cuda.synchronize(self.world.device)
+        self.world.barrier()
+        self._ranks_met = True
+
     # -- running -----------------------------------------------------------------------------
     def run(self, check: bool = True) -> None:
         """Launch once. ``check=False`` skips the host sync (for timing and CUDA-graph capture); call ``check()``."""
+        if not self._ranks_met:
+            self._meet_ranks()
         try:
             self.build.module.megakernel[self._launch_grid](*self._args, **self._constexprs, **self._launch_options)
         except RuntimeError as e:

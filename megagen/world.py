@@ -82,6 +82,9 @@ class World:
         """True if every rank passes the same ``value`` (host-side; every rank must call it)."""
         return True
 
+    def barrier(self) -> None:
+        """Return once every rank has called it (host-side; every rank must call it)."""
+
     def close(self) -> None:
         """Release what the world holds; bounded in time."""
 
@@ -206,6 +209,9 @@ class NvshmemWorld(World):
     def same_everywhere(self, value: int) -> bool:
         value &= (1 << 62) - 1
         return self._reduce_max(value) == value and -self._reduce_max(-value) == value
+
+    def barrier(self) -> None:
+        self._dist.barrier()
 
     def close(self) -> None:
         if self._closed:
