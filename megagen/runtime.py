@@ -194,7 +194,7 @@ class MegaKernel:
     def _meet_ranks(self) -> None:
         """Before the first launch where each rank has a process of its own: compile, then wait for every rank to
         have compiled. A rank's waits for its peers' tiles give up after max_spins polls (seconds), and ranks take
-        different times to compile: launched seconds apart, Qwen3-8B at tp=2 stopped in its first launch (H100s,
+        different times to compile. Qwen3-8B at tp=2 once stopped in its first launch, most likely so (two H100s,
         BENCHMARKS.md, 2026-11-27)."""
         self.build.module.megakernel.warmup(*self._args, grid=self._launch_grid, **self._constexprs,
                                             **self._launch_options)
