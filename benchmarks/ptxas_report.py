@@ -12,7 +12,8 @@ kernel's registers and spill bytes a thread. ``--ops`` also compiles each op's o
 baseline launches it, and lists what every task needs on its own. ``--sample K`` builds the sampling step (top-k
 up to K) instead of the greedy one. ``--sass OP`` prints the machine code of one op's own kernel instead (e.g.
 ``--sass lm_head``; ops of layer 0 are ``L0.q_proj``, ``L0.attention``, ...; each instruction ends with the
-scoreboards it sets and waits for), and ``--tiles`` each op's tiles and tile shape.
+scoreboards it sets and waits for), ``--sass megakernel`` the whole MegaKernel's, and ``--tiles`` each op's tiles
+and tile shape.
 """
 import argparse
 import json
@@ -84,13 +85,18 @@ def main():
     ap.add_argument("--ctas", type=int, default=264, help="CTAs the phases are tiled for (264: an H100)")
     ap.add_argument("--ops", action="store_true", help="also each op's own kernel (the PDL baseline's)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
-    ap.add_argument("--sass", metavar="OP", help="print the SASS of this op's own kernel instead, e.g. lm_head")
+    ap.add_argument("--sass", metavar="OP", help="print the SASS of this op's own kernel instead, e.g. lm_head, or "
+                                                 "of the whole MegaKernel: megakernel")
     ap.add_argument("--tiles", action="store_true", help="print each op's tiles and tile shape instead")
     args = ap.parse_args()
     if args.sass or args.tiles:
         graph = decode_step(args.preset, args.layers, args.batch, args.context, build_options(args.option),
                             args.sample, args.ctas)
-        print(op_sass(graph, args.sass) if args.sass else op_tiles(graph))
+        if args.sass == "megakernel":
+            print(sass(compile_ptx(build_kernel(graph, "round_robin", num_ctas=args.ctas, interleaved=False),
+                                   num_warps=4)))
+        else:
+            print(op_sass(graph, args.sass) if args.sass else op_tiles(graph))
         return
     r = report(args.preset, args.layers, args.batch, args.context, build_options(args.option), args.sample,
                args.ctas, args.ops)

@@ -186,7 +186,8 @@ def test_attention_tile_issues_its_loads_in_one_round_trip():
 
 
 def test_ptxas_report_prints_an_ops_machine_code():
-    """``--sass OP``: the op's own kernel as nvdisasm prints it (its loads and barriers); an unknown op is named."""
+    """``--sass OP``: the op's own kernel as nvdisasm prints it (its loads and barriers), ``--sass megakernel`` the
+    whole MegaKernel's; an unknown op is named."""
     report = [str(ROOT / "benchmarks" / "ptxas_report.py"), "--preset", "tiny-qwen3"]
     code = _python(report + ["--sass", "L0.o_proj"])
     assert "LDG.E.EF" in code and "EXIT" in code  # the weight loads (evict-first), the end
@@ -194,6 +195,9 @@ def test_ptxas_report_prints_an_ops_machine_code():
     loads = [line for line in code.splitlines() if "LDG" in line]
     assert loads and all(re.search(r"// sets sb[0-5]$", line) for line in loads), loads
     assert re.search(r"// (sets sb[0-5] )?waits sb[0-5]", code)
+    # the whole MegaKernel's: a batch-1 bf16 step stages its weights (bulk copies, mbarrier waits)
+    megakernel = _python(report + ["--sass", "megakernel"])
+    assert "UBLKCP" in megakernel and "SYNCS.PHASECHK" in megakernel and "EXIT" in megakernel
     r = _python(report + ["--sass", "L0.nope"], ok=False)
     assert r.returncode != 0 and "no op 'L0.nope'" in r.stderr and "L0.o_proj" in r.stderr
     for option, rows in (([], 32), (["--option", "block_n=16"], 16)):  # the tiles, under tiling options
