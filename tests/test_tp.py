@@ -154,6 +154,27 @@ def test_one_rank_waits_and_releases_at_the_kernels_scope():
     assert "if wait_peer_deps(" not in kernel.source and '"sys", FENCE)' not in kernel.source
 
 
+def test_a_process_running_one_rank_meets_the_others_before_its_first_launch(monkeypatch):
+    """Under torchrun a rank's waits for its peers give up after max_spins polls, and ranks compile for seconds: so
+    before a kernel's first launch its process compiles it, lets the GPU finish, and waits at the world's barrier,
+    once. (Here one process runs the world, so the kernel is made to act as one rank of several.)"""
+    g = TaskGraph("meet_first")
+    x, out = torch.full((64,), 3.0, device=DEVICE), torch.zeros(64, device=DEVICE)
+    g.input(x)
+    g.add(megagen.tasks.scale, name="double", x=x, out=out, alpha=2.0, BLOCK=16)
+    kernel = megagen.MegaKernel(g, num_ctas=2)
+    assert kernel._ranks_met, "a process that runs every rank of its world has no one to meet"
+    kernel._ranks_met = False
+    calls = []
+    monkeypatch.setattr(kernel.build.module.megakernel, "warmup", lambda *a, **k: calls.append("compile"))
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: calls.append("synchronize"))
+    monkeypatch.setattr(kernel.world, "barrier", lambda: calls.append("barrier"))
+    kernel.run()
+    kernel.run()
+    assert calls == ["compile", "synchronize", "barrier"]
+    assert torch.equal(out, torch.full((64,), 6.0, device=DEVICE))
+
+
 def test_a_missing_peer_dependency_names_the_rank():
     """A rank whose producer never runs: the peer's allreduce gives up, naming ranks and task, and the kernel is
     reset and runs again."""
