@@ -60,12 +60,16 @@ def op_tiles(graph) -> str:
                      for op in graph.ops)
 
 
+def megakernel_ptx(graph, ctas: int) -> str:
+    """The PTX of the graph's MegaKernel (round_robin, the GPU driver) for ``ctas`` CTAs."""
+    return compile_ptx(build_kernel(graph, "round_robin", num_ctas=ctas, interleaved=False), num_warps=4)
+
+
 def report(preset: str, layers: int, batch: int, context: int, options: dict, sample: int | None, ctas: int,
            ops: bool) -> dict:
     graph = decode_step(preset, layers, batch, context, options, sample, ctas)
-    build = build_kernel(graph, "round_robin", num_ctas=ctas, interleaved=False)
     result = {"preset": preset, "layers": layers, "batch": batch, "context": context, "options": options,
-              "sample": sample, "ctas": ctas, "megakernel": ptxas_usage(compile_ptx(build, num_warps=4))}
+              "sample": sample, "ctas": ctas, "megakernel": ptxas_usage(megakernel_ptx(graph, ctas))}
     if ops:
         variants, op_variant = variants_of(graph)
         result["ops"] = [{"task": v.task.name, "ops": [op.name for op in graph.ops if op_variant[op.index] == v.id],
@@ -93,8 +97,7 @@ def main():
         graph = decode_step(args.preset, args.layers, args.batch, args.context, build_options(args.option),
                             args.sample, args.ctas)
         if args.sass == "megakernel":
-            print(sass(compile_ptx(build_kernel(graph, "round_robin", num_ctas=args.ctas, interleaved=False),
-                                   num_warps=4)))
+            print(sass(megakernel_ptx(graph, args.ctas)))
         else:
             print(op_sass(graph, args.sass) if args.sass else op_tiles(graph))
         return

@@ -180,8 +180,7 @@ class MegaKernel:
     def _reserve_staging(self) -> None:
         """Compile the kernel and give its launches STAGE_BYTES more dynamic shared memory than Triton's own
         buffers take: the CTAs' staging areas (megagen.tasks.staging), which the kernel finds at the end."""
-        kernel = self.build.module.megakernel.warmup(*self._args, grid=self._launch_grid, **self._constexprs,
-                                                     **self._launch_options)
+        kernel = self._compiled()
         if getattr(kernel, "megagen_staging", False):  # a kernel another runner of the same source prepared
             return
         if kernel.module is not None:
@@ -191,13 +190,17 @@ class MegaKernel:
         kernel.packed_metadata = make_backend(kernel.metadata.target).pack_metadata(kernel.metadata)
         kernel.megagen_staging = True
 
+    def _compiled(self):
+        """The compiled kernel of this MegaKernel's launches (compiled now if it was not)."""
+        return self.build.module.megakernel.warmup(*self._args, grid=self._launch_grid, **self._constexprs,
+                                                   **self._launch_options)
+
     def _meet_ranks(self) -> None:
         """Before the first launch where each rank has a process of its own: compile, then wait for every rank to
         have compiled. A rank's waits for its peers' tiles give up after max_spins polls (seconds), and ranks take
         different times to compile. Qwen3-8B at tp=2 once stopped in its first launch, most likely so (two H100s,
         BENCHMARKS.md, 2026-11-27)."""
-        self.build.module.megakernel.warmup(*self._args, grid=self._launch_grid, **self._constexprs,
-                                            **self._launch_options)
+        self._compiled()
         torch.cuda.synchronize(self.world.device)
         self.world.barrier()
         self._ranks_met = True
