@@ -148,17 +148,22 @@ def test_decode_megakernel_compiles_for_sm90(tmp_path):
 # Qwen3-0.6B at batch 1 spilled 136 bytes (2026-11-25; 80 with 32 x 256 GEMV blocks, 2026-11-26) and none since its
 # GEMV tiles hold weights as int32 pairs and row sums of 8 products: with 60 bytes its step took 0.982 ms on an H100,
 # with none 0.921 (2026-11-26, eleventh session). Its sampling kernel spilled 564 and its layers ran about 2.6 us
-# slower than greedy's in a 2026-11-23 profile.
-SPILL_BUDGETS = {("Llama-3.2-1B", 8): 400, ("Qwen3-0.6B", 1): 32}
+# slower than greedy's in a 2026-11-23 profile; 12 bytes since 2026-11-26. The sampling tasks are functions of
+# their own (noinline), but they share the kernel's registers through the call: a pick of 147 registers made the
+# kernel spill 152 bytes, and the layers 28% slower in a profile (2026-11-27, nineteenth session).
+SPILL_BUDGETS = {("Llama-3.2-1B", 8, None): 400, ("Qwen3-0.6B", 1, None): 32, ("Qwen3-0.6B", 1, 64): 32}
 
 
-@pytest.mark.parametrize("preset, batch", list(SPILL_BUDGETS), ids=[f"{p}-b{b}" for p, b in SPILL_BUDGETS])
-def test_decode_megakernel_stays_within_its_spill_budget(preset, batch):
-    report = json.loads(_python([str(ROOT / "benchmarks" / "ptxas_report.py"), "--preset", preset,
-                                 "--batch", str(batch), "--json"]))
-    assert (report["batch"], report["ctas"]) == (batch, 264) and 0 < report["megakernel"]["registers"] <= 255
-    spills, budget = report["megakernel"]["spill_stores"], SPILL_BUDGETS[preset, batch]
-    assert spills <= budget, (f"the batch-{batch} {preset} decode MegaKernel spills {spills} bytes a thread (budget "
+@pytest.mark.parametrize("preset, batch, sample", list(SPILL_BUDGETS),
+                         ids=[f"{p}-b{b}{'-sample' if k else ''}" for p, b, k in SPILL_BUDGETS])
+def test_decode_megakernel_stays_within_its_spill_budget(preset, batch, sample):
+    report = json.loads(_python([str(ROOT / "benchmarks" / "ptxas_report.py"), "--preset", preset, "--batch",
+                                 str(batch), "--json"] + (["--sample", str(sample)] if sample else [])))
+    assert (report["batch"], report["ctas"], report["sample"]) == (batch, 264, sample)
+    assert 0 < report["megakernel"]["registers"] <= 255
+    spills, budget = report["megakernel"]["spill_stores"], SPILL_BUDGETS[preset, batch, sample]
+    step = "sampling" if sample else "greedy"
+    assert spills <= budget, (f"the batch-{batch} {preset} {step} MegaKernel spills {spills} bytes a thread (budget "
                               f"{budget}): a task's registers crowd the others'; see BENCHMARKS.md")
 
 
