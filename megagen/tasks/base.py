@@ -45,7 +45,8 @@ ALL = slice(None)
 # this set against the generated source.
 _RESERVED = {"tile", "prefetched", "task", "rec", "argrow", "variant", "dep0", "dep_begin", "dep_end",
              "op_counter", "group_counter", "args", "records", "deps", "counters", "control", "epoch", "cta",
-             "SCOPE", "DEP_BLOCK", "MAX_SPINS", "ARGS_WIDTH", "FENCE", "RECORD_SIZE", "pick", "load_task", "ready",
+             "SCOPE", "DEP_BLOCK", "MAX_SPINS", "ARGS_WIDTH", "FENCE", "RECORD_SIZE", "pick", "load_task",
+             "load_record", "load_args", "ready",
              "run_task", "wait_deps", "release_tile", "deps_ready", "fetch_task", "launch_epoch", "finish_launch",
              "record_no_progress", "tl", "triton", "REC_VARIANT", "REC_TILE", "REC_ARGS", "REC_DEP0",
              "REC_DEP_BEGIN", "REC_DEP_END", "REC_OP_COUNTER", "REC_GROUP_COUNTER",
