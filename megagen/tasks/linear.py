@@ -339,7 +339,9 @@ def _staged_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero
         rows = rb + tl.arange(0, BLOCK_N)
         boxed = tl.where(rows < TILE_ROWS, rows, 0)  # a block's rows past the box read its first (not stored)
         acc = tl.zeros((BLOCK_N, QUADS), tl.float32)
-        for k in tl.static_range(0, CHUNK // 8, QUADS):
+        # a loop, not unrolled: the unrolled products' code, fetched once a tile, stalled the warps on instruction
+        # fetch for half of their time in them (ncu, Qwen3-0.6B; BENCHMARKS.md)
+        for k in range(0, CHUNK // 8, QUADS):
             acc += staged_products(stage, boxed, k + tl.arange(0, QUADS), CHUNK * 2, CHUNK,
                                    w.dtype.element_ty == tl.float16)
         mark(marks, 1, tl.sum(acc, axis=1))  # the last products are done
