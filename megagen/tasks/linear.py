@@ -42,7 +42,7 @@ import triton.language as tl
 from megagen.errors import TaskDefinitionError
 from megagen.profiler_device import mark
 from megagen.tasks.base import ALL, TilePlan, cdiv, register_task, tile_arange
-from megagen.tasks.staging import (STAGE_W_BYTES, STAGE_X_BYTES, stage_box, stage_input, stage_wait,
+from megagen.tasks.staging import (STAGE_W_BYTES, STAGE_X_BYTES, opaque, stage_box, stage_input, stage_wait,
                                     staged_products)
 
 # A rough per-SM share of HBM bandwidth (bytes per microsecond), for the schedule simulator's cost model.
@@ -341,7 +341,7 @@ def _staged_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero
         acc = tl.zeros((BLOCK_N, QUADS), tl.float32)
         # a loop, not unrolled: the unrolled products' code, fetched once a tile, stalled the warps on instruction
         # fetch for half of their time in them (ncu, Qwen3-0.6B; BENCHMARKS.md)
-        for k in range(0, CHUNK // 8, QUADS):
+        for k in range(0, opaque(tl.full((), CHUNK // 8, tl.int32)), QUADS):
             acc += staged_products(stage, boxed, k + tl.arange(0, QUADS), CHUNK * 2, CHUNK,
                                    w.dtype.element_ty == tl.float16)
         mark(marks, 1, tl.sum(acc, axis=1))  # the last products are done

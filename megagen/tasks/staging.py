@@ -83,6 +83,13 @@ def stage_wait(stage):
 
 
 @triton.jit
+def opaque(n):
+    """``n`` (int32), hidden from the compiler: a loop up to it stays a loop. (LLVM unrolls a short loop of known
+    trip count whole, and a tile's unrolled code is fetched anew from L2 each time the tile runs.)"""
+    return tl.inline_asm_elementwise("mov.u32 $0, $1;", "=r,r", [n], dtype=tl.int32, is_pure=True, pack=1)
+
+
+@triton.jit
 def stage_input(stage, cols, values, mask, CHUNK: tl.constexpr):
     """Store the formed input ``values`` (fp32) of chunk columns ``cols`` where ``mask``, in the area's input
     part: column 8q + i at quad q's first plane (i < 4) or second plane (i >= 4), so the 32 lanes of a warp each
