@@ -198,14 +198,24 @@ def _ptxas(ptx: str, gpu: str, out: str, tmp: str) -> subprocess.CompletedProces
     return r
 
 
+def cubin(ptx: str, gpu: str = "sm_90a") -> bytes:
+    """The PTX's kernel assembled by Triton's bundled ptxas (line information kept, as Triton keeps it)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "kernel.cubin")
+        _ptxas(ptx, gpu, path, tmp)
+        with open(path, "rb") as f:
+            return f.read()
+
+
 def sass(ptx: str, gpu: str = "sm_90a") -> str:
     """The machine code ptxas makes of the PTX's kernel, as ``nvdisasm`` prints it: where to read what a loop
     step costs (its loads, barriers, shared-memory round trips). Each instruction ends with its scoreboards
     (``_scoreboards``): which a load sets, which an instruction waits for."""
     with tempfile.TemporaryDirectory() as tmp:
-        cubin = os.path.join(tmp, "kernel.cubin")
-        _ptxas(ptx, gpu, cubin, tmp)
-        code = subprocess.run([_nvidia_tool("nvdisasm"), "-hex", "-c", cubin], capture_output=True, text=True,
+        path = os.path.join(tmp, "kernel.cubin")
+        with open(path, "wb") as f:
+            f.write(cubin(ptx, gpu))
+        code = subprocess.run([_nvidia_tool("nvdisasm"), "-hex", "-c", path], capture_output=True, text=True,
                               check=True).stdout
     return _scoreboards(code)
 

@@ -209,3 +209,66 @@ def test_ptxas_report_prints_an_ops_machine_code():
         o_proj = next(line for line in _python(report + ["--tiles", *option]).splitlines()
                       if line.startswith("L0.o_proj "))
         assert "gemv_residual" in o_proj and f"BLOCK_N={rows} " in o_proj and " tiles " in o_proj
+
+
+# Instructions of the Qwen3-0.6B batch-1 greedy MegaKernel, one layer at real shapes (nvdisasm, sm_90a). A tile's
+# code runs once a task and is fetched from L2 anew each time (the kernel's code is far larger than an SM's
+# instruction caches): with its staged products unrolled by LLVM (19,784 instructions) warps waited for their
+# instructions half of the time they spent in them (ncu), and kept a loop (18,264) the step took 4.5% less on an
+# H100 (BENCHMARKS.md, 2026-11-27, twentieth session).
+CODE_BUDGET = 19_000
+
+
+def test_decode_megakernel_stays_within_its_code_budget():
+    code = _python([str(ROOT / "benchmarks" / "ptxas_report.py"), "--preset", "Qwen3-0.6B", "--sass", "megakernel"])
+    instructions = len(re.findall(r"^\s*/\*[0-9a-f]{4,}\*/", code, re.M))
+    assert 10_000 < instructions <= CODE_BUDGET, (
+        f"the Qwen3-0.6B MegaKernel has {instructions} instructions (budget {CODE_BUDGET}): code unrolled where a "
+        "loop would do costs instruction fetch on every tile; see BENCHMARKS.md")
+
+
+CUBIN_SCRIPT = textwrap.dedent('''
+    import os, sys
+    os.environ["TRITON_INTERPRET"] = "0"
+    import torch
+    import megagen
+    from megagen.compiler import build_kernel, compile_ptx, cubin
+    from megagen.tasks import scale
+
+    x, y = torch.empty(512), torch.empty(512)
+    g = megagen.TaskGraph("attribute_check", inputs=[x])
+    g.add(scale, x=x, out=y, alpha=0.5, BLOCK=128)
+    with open(sys.argv[1], "wb") as f:
+        f.write(cubin(compile_ptx(build_kernel(g, "round_robin", num_ctas=2, interleaved=False), num_warps=4)))
+''')
+
+
+def test_ncu_attribute_sums_each_instructions_samples_into_its_function(tmp_path):
+    """``benchmarks/ncu_attribute.py`` on a MegaKernel's cubin and an ncu source page made up for it: samples put
+    on the scale tile's instructions are summed under ``elementwise:scale_tile``, the rest elsewhere; a page of
+    another kernel is refused."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import ncu_attribute
+    path = tmp_path / "kernel.cubin"
+    (tmp_path / "cubin.py").write_text(CUBIN_SCRIPT)
+    _python([str(tmp_path / "cubin.py"), str(path)])
+    lines = ncu_attribute.instruction_lines(ncu_attribute.disassemble(str(path)))
+    tile = [ncu_attribute.function_at(file, line) == "elementwise:scale_tile" for file, line, _ in lines]
+    assert 0 < sum(tile) < len(lines)
+
+    def page(instructions):
+        rows = ['"Kernel Name","megakernel",',
+                '"Address","Source","Warp Stall Sampling (All Samples)","stall_no_inst","stall_barrier"']
+        rows += [f'"0x{16 * i:x}","{text}","{3 if t else 1}","{2 if t else 0}","1"'
+                 for i, ((_, _, text), t) in enumerate(zip(instructions, tile))]
+        out = tmp_path / "page.csv"
+        out.write_text("\n".join(rows) + "\n")
+        return ncu_attribute.read_samples(str(out))
+
+    totals = ncu_attribute.attribute(lines, page(lines))
+    assert totals["elementwise:scale_tile"]["samples"] == 3 * sum(tile)
+    assert totals["elementwise:scale_tile"]["stall_no_inst"] == 2 * sum(tile)
+    assert sum(c["samples"] for c in totals.values()) == 3 * sum(tile) + len(lines) - sum(tile)
+    assert sum(c["stall_barrier"] for c in totals.values()) == len(lines)
+    with pytest.raises(SystemExit, match="not the kernel ncu profiled"):
+        ncu_attribute.attribute(lines, page(lines)[:-1])
