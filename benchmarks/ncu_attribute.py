@@ -29,6 +29,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 STALLS = ("stall_no_inst", "stall_barrier", "stall_long_sb", "stall_short_sb", "stall_membar", "stall_wait")
 _INSTRUCTION = re.compile(r"\s*/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;?\s*$")
@@ -47,9 +48,15 @@ def instruction_lines(sass: str) -> list[tuple[str, int, str]]:
 
 
 def disassemble(cubin: str) -> str:
+    """``nvdisasm -c -gi`` of a cubin file (gzipped or not), with Triton's bundled nvdisasm."""
     import triton
     nvdisasm = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "nvdisasm")
-    return subprocess.run([nvdisasm, "-c", "-gi", cubin], capture_output=True, text=True, check=True).stdout
+    with tempfile.TemporaryDirectory() as tmp:
+        if cubin.endswith(".gz"):
+            with gzip.open(cubin, "rb") as src, open(os.path.join(tmp, "kernel.cubin"), "wb") as dst:
+                dst.write(src.read())
+            cubin = dst.name
+        return subprocess.run([nvdisasm, "-c", "-gi", cubin], capture_output=True, text=True, check=True).stdout
 
 
 def read_samples(path: str) -> list[dict]:
@@ -75,6 +82,9 @@ def _functions(path: str) -> list[tuple[int, int, str]]:
     if not os.path.exists(path) and "/triton/" in path:  # Triton's own source, where the GPU machine keeps it
         import triton
         path = os.path.join(os.path.dirname(triton.__file__), path.rsplit("/triton/", 1)[1])
+    elif not os.path.exists(path) and "/megagen/" in path:  # a tree that is gone: this checkout's (lines may differ)
+        path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "megagen",
+                            path.rsplit("/megagen/", 1)[1])
     try:
         with open(path) as f:
             tree = ast.parse(f.read())
@@ -123,7 +133,7 @@ def table(totals: dict, top: int) -> str:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("cubin", help="the profiled kernel's cubin (ncu_step.py --cubin)")
+    ap.add_argument("cubin", help="the profiled kernel's cubin (ncu_step.py --cubin), .gz or not")
     ap.add_argument("samples", help="ncu's source page as CSV (--page source --csv --print-source sass), .gz or not")
     ap.add_argument("--by", choices=("function", "line"), default="function")
     ap.add_argument("--top", type=int, default=40)

@@ -12,8 +12,10 @@ kernel's registers and spill bytes a thread. ``--ops`` also compiles each op's o
 baseline launches it, and lists what every task needs on its own. ``--sample K`` builds the sampling step (top-k
 up to K) instead of the greedy one. ``--sass OP`` prints the machine code of one op's own kernel instead (e.g.
 ``--sass lm_head``; ops of layer 0 are ``L0.q_proj``, ``L0.attention``, ...; each instruction ends with the
-scoreboards it sets and waits for), ``--sass megakernel`` the whole MegaKernel's, and ``--tiles`` each op's tiles
-and tile shape.
+scoreboards it sets and waits for), ``--sass megakernel`` the whole MegaKernel's, ``--tiles`` each op's tiles
+and tile shape, and ``--code`` the MegaKernel's instructions by the Python function they came from: a tile's code
+is fetched anew each time the tile runs, so code unrolled where a loop would do costs every tile time
+(``benchmarks/ncu_attribute.py`` measures it on a GPU).
 """
 import argparse
 import json
@@ -26,7 +28,7 @@ import torch  # noqa: E402
 from megagen import models  # noqa: E402
 from megagen.bench import build_options  # noqa: E402
 from megagen.codegen import variants_of  # noqa: E402
-from megagen.compiler import build_kernel, compile_op_ptx, compile_ptx, ptxas_usage, sass  # noqa: E402
+from megagen.compiler import build_kernel, compile_op_ptx, compile_ptx, cubin, ptxas_usage, sass  # noqa: E402
 from megagen.decode import DecodeState, Tiling, decode_graph  # noqa: E402
 from megagen.errors import MegagenError  # noqa: E402
 from megagen.runner import TILING_OPTIONS  # noqa: E402
@@ -65,6 +67,19 @@ def megakernel_ptx(graph, ctas: int) -> str:
     return compile_ptx(build_kernel(graph, "round_robin", num_ctas=ctas, interleaved=False), num_warps=4)
 
 
+def code_by_function(ptx: str) -> list[tuple[str, int]]:
+    """The kernel's instructions counted by the Python function (``module:def``) each came from, most first."""
+    import collections
+    import tempfile
+
+    from ncu_attribute import disassemble, function_at, instruction_lines
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin(ptx))
+        f.flush()
+        lines = instruction_lines(disassemble(f.name))
+    return collections.Counter(function_at(path, line) for path, line, _ in lines).most_common()
+
+
 def report(preset: str, layers: int, batch: int, context: int, options: dict, sample: int | None, ctas: int,
            ops: bool) -> dict:
     graph = decode_step(preset, layers, batch, context, options, sample, ctas)
@@ -92,11 +107,16 @@ def main():
     ap.add_argument("--sass", metavar="OP", help="print the SASS of this op's own kernel instead, e.g. lm_head, or "
                                                  "of the whole MegaKernel: megakernel")
     ap.add_argument("--tiles", action="store_true", help="print each op's tiles and tile shape instead")
+    ap.add_argument("--code", action="store_true", help="print the MegaKernel's instructions by function instead")
     args = ap.parse_args()
-    if args.sass or args.tiles:
+    if args.sass or args.tiles or args.code:
         graph = decode_step(args.preset, args.layers, args.batch, args.context, build_options(args.option),
                             args.sample, args.ctas)
-        if args.sass == "megakernel":
+        if args.code:
+            counts = code_by_function(megakernel_ptx(graph, args.ctas))
+            print(f"{sum(n for _, n in counts)} instructions")
+            print("\n".join(f"{n:7d}  {where}" for where, n in counts))
+        elif args.sass == "megakernel":
             print(sass(megakernel_ptx(graph, args.ctas)))
         else:
             print(op_sass(graph, args.sass) if args.sass else op_tiles(graph))

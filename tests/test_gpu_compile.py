@@ -192,7 +192,8 @@ def test_attention_tile_issues_its_loads_in_one_round_trip():
 
 def test_ptxas_report_prints_an_ops_machine_code():
     """``--sass OP``: the op's own kernel as nvdisasm prints it (its loads and barriers), ``--sass megakernel`` the
-    whole MegaKernel's; an unknown op is named."""
+    whole MegaKernel's; an unknown op is named; ``--tiles`` every op's tiles; ``--code`` the MegaKernel's
+    instructions by the Python function they came from, adding up to its total."""
     report = [str(ROOT / "benchmarks" / "ptxas_report.py"), "--preset", "tiny-qwen3"]
     code = _python(report + ["--sass", "L0.o_proj"])
     assert "LDG.E.EF" in code and "EXIT" in code  # the weight loads (evict-first), the end
@@ -209,6 +210,10 @@ def test_ptxas_report_prints_an_ops_machine_code():
         o_proj = next(line for line in _python(report + ["--tiles", *option]).splitlines()
                       if line.startswith("L0.o_proj "))
         assert "gemv_residual" in o_proj and f"BLOCK_N={rows} " in o_proj and " tiles " in o_proj
+    code = _python(report + ["--code"]).splitlines()  # the MegaKernel's instructions by Python function
+    counts = {line.split()[1]: int(line.split()[0]) for line in code[1:]}
+    assert code[0] == f"{sum(counts.values())} instructions" and counts["device:wait_deps"] > 0
+    assert any(where.startswith("linear:") for where in counts), list(counts)[:10]
 
 
 # Instructions of the Qwen3-0.6B batch-1 greedy MegaKernel, one layer at real shapes (nvdisasm, sm_90a). A tile's
