@@ -18,8 +18,10 @@ is fetched anew each time the tile runs, so code unrolled where a loop would do 
 (``benchmarks/ncu_attribute.py`` measures it on a GPU).
 """
 import argparse
+import collections
 import json
 import os
+import tempfile
 
 os.environ["TRITON_INTERPRET"] = "0"  # Triton's compiler, not its interpreter
 
@@ -33,6 +35,7 @@ from megagen.decode import DecodeState, Tiling, decode_graph  # noqa: E402
 from megagen.errors import MegagenError  # noqa: E402
 from megagen.runner import TILING_OPTIONS  # noqa: E402
 from megagen.trace import trace  # noqa: E402
+from ncu_attribute import disassemble, function_at, instruction_lines  # noqa: E402
 
 
 def decode_step(preset: str, layers: int, batch: int, context: int, options: dict, sample: int | None, ctas: int):
@@ -69,10 +72,6 @@ def megakernel_ptx(graph, ctas: int) -> str:
 
 def code_by_function(ptx: str) -> list[tuple[str, int]]:
     """The kernel's instructions counted by the Python function (``module:def``) each came from, most first."""
-    import collections
-    import tempfile
-
-    from ncu_attribute import disassemble, function_at, instruction_lines
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin(ptx))
         f.flush()
