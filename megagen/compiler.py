@@ -134,7 +134,7 @@ def build_kernel(graphs, scheduler, *, num_ctas: int, interleaved: bool, validat
     op_args = np.zeros(len(rows), np.int64)
     op_args[1:] = np.cumsum([len(r) for r in rows])[:-1]
     # Drivers read a fixed-width row per task; pad so the last row's read stays inside the table.
-    args_width = triton.next_power_of_2(max(len(r) for r in rows))
+    args_width = max(2, triton.next_power_of_2(max(len(r) for r in rows)))  # a row of 16-byte multiples
     args = np.array([t + [0] * args_width for t in tables], dtype=np.int64)
     layout = build_layout(dag, op_variant, op_args)
 

@@ -108,8 +108,7 @@ class MegaKernel:
         self._ranks_met = interp or world.size == len(world.ranks)  # one process runs every rank: none to meet
         if not interp:
             self._launch_options["launch_cooperative_grid"] = True  # all CTAs co-resident, or the launch fails
-            if self.build.staging:
-                self._reserve_staging()
+            self._reserve_shared_memory()
 
     def _peer_table(self, i: int, tensor: torch.Tensor) -> int:
         """Device address of the table of every rank's copy of ``tensor`` (a peer input of rank graph ``i``)."""
@@ -177,18 +176,20 @@ class MegaKernel:
         return int(self._buffers["control"][sb.CONTROL_DONE.value].item()) // (self._launch_grid[0] *
                                                                                 self._launch_grid[1])
 
-    def _reserve_staging(self) -> None:
-        """Compile the kernel and give its launches STAGE_BYTES more dynamic shared memory than Triton's own
-        buffers take: the CTAs' staging areas (megagen.tasks.staging), which the kernel finds at the end."""
+    def _reserve_shared_memory(self) -> None:
+        """Compile the kernel and give its launches more dynamic shared memory than Triton's own buffers take,
+        which the kernel finds at the end: the CTAs' copy of the running task's argument row, and below it their
+        staging areas (megagen.tasks.staging) where ops stage."""
         kernel = self._compiled()
-        if getattr(kernel, "megagen_staging", False):  # a kernel another runner of the same source prepared
+        if getattr(kernel, "megagen_reserved", False):  # a kernel another runner of the same source prepared
             return
         if kernel.module is not None:
-            raise MegagenError("the MegaKernel was loaded before its staging area was reserved; build it anew")
-        shared = -(-kernel.metadata.shared // 16) * 16 + STAGE_BYTES
+            raise MegagenError("the MegaKernel was loaded before its shared memory was reserved; build it anew")
+        reserved = self.build.args_width * 8 + (STAGE_BYTES if self.build.staging else 0)
+        shared = -(-kernel.metadata.shared // 16) * 16 + reserved
         kernel.metadata = kernel.metadata._replace(shared=shared)
         kernel.packed_metadata = make_backend(kernel.metadata.target).pack_metadata(kernel.metadata)
-        kernel.megagen_staging = True
+        kernel.megagen_reserved = True
 
     def _compiled(self):
         """The compiled kernel of this MegaKernel's launches (compiled now if it was not)."""

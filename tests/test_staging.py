@@ -77,7 +77,7 @@ def test_the_gpu_driver_stages_and_the_interpreters_does_not(device):
     g, _ = _projections(torch.bfloat16, device, stage=True)
     assert all(_staged(g).values())
     gpu = build_kernel([g], "round_robin", num_ctas=8, interleaved=False)
-    assert gpu.staging and "stage = stage_area()" in gpu.source and all(v.staged for v in gpu.variants)
+    assert gpu.staging and "stage = stage_area(arg_area)" in gpu.source and all(v.staged for v in gpu.variants)
     interpreted = build_kernel([g], "round_robin", num_ctas=8, interleaved=True)
     assert not interpreted.staging and "stage = None" in interpreted.source
     assert "stage_area" not in interpreted.source

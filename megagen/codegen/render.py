@@ -95,18 +95,21 @@ class Variant:
         notes += "; staged" if self.staged else ""
         return f"{self.task.name}({dts}{'; ' + cx if cx else ''}{notes})"
 
-    @property
-    def loads(self) -> list[str]:
-        """Source lines that unpack this op's pointers and scalars from its argument-table row ``argrow``."""
+    def loads(self, shared: bool) -> list[str]:
+        """Source lines that unpack this op's pointers and scalars from its argument-table row: ``shared``, one
+        shared-memory load each from the row ``store_args`` put there (the GPU drivers); else taken out of
+        ``argrow`` in registers (the interpreter's drivers)."""
+        def slot(i):
+            return f"task_arg(arg_area, {i})" if shared else f"pick(argrow, {i}, ARGS_WIDTH)"
         lines = []
-        for slot, name in enumerate(self.tensor_dtypes):
+        for i, name in enumerate(self.tensor_dtypes):
             if name in self.peers:  # a table of WORLD addresses, one per rank
-                lines.append(f"{name} = pick(argrow, {slot}, ARGS_WIDTH).to(tl.pointer_type(tl.int64))")
+                lines.append(f"{name} = {slot(i)}.to(tl.pointer_type(tl.int64))")
                 continue
-            ptr = f"pick(argrow, {slot}, ARGS_WIDTH).to(tl.pointer_type({TRITON_DTYPES[self.tensor_dtypes[name]]}))"
+            ptr = f"{slot(i)}.to(tl.pointer_type({TRITON_DTYPES[self.tensor_dtypes[name]]}))"
             lines.append(f"{name} = " + (f"tl.multiple_of({ptr}, 16)" if self.aligned[name] else ptr))
         for k, (name, is_float) in enumerate(self.scalars):
-            value = f"pick(argrow, {len(self.tensor_dtypes) + k}, ARGS_WIDTH)"
+            value = slot(len(self.tensor_dtypes) + k)
             lines.append(f"{name} = {value}" + (".to(tl.float64, bitcast=True).to(tl.float32)" if is_float else ""))
         return lines
 

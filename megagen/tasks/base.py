@@ -52,7 +52,8 @@ _RESERVED = {"tile", "prefetched", "task", "rec", "argrow", "variant", "dep0", "
              "REC_DEP_BEGIN", "REC_DEP_END", "REC_OP_COUNTER", "REC_GROUP_COUNTER",
              "profile", "CLOCK", "t_start", "t_wait_done", "profile_clock", "profile_task", "rank", "WORLD",
              "counter_table", "wait_peer_deps", "peer_task", "rank_counters", "PEERS", "marks", "PROFILE_FIELDS",
-             "PROFILE_HEADER_ROWS", "PROFILE_MARK_SLOT", "stage", "stage_area", "stage_wait"}
+             "PROFILE_HEADER_ROWS", "PROFILE_MARK_SLOT", "stage", "stage_area", "stage_wait", "shared_end",
+             "arg_area", "store_args", "task_arg"}
 # Names a tile function (or reference) may take besides its tensors and plan values, bound by the driver.
 DRIVER_VALUES = ("tile", "rank", "WORLD")
 # ... and a tile or prefetch function alone: its profile marks (megagen.profiler_device.mark; None unless profiling),

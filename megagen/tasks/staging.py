@@ -7,9 +7,9 @@ shared memory, and the tile, once its input is ready, multiplies from there. HBM
 waits (most tiles are reached microseconds before their producers finish), and no register holds a weight
 before its products.
 
-Triton has no shared-memory allocation of its own making, so the staging area is the last ``STAGE_BYTES``
-of the launch's dynamic shared memory, which the runtime enlarges by as much (``MegaKernel``); Triton's own
-buffers start at its beginning. Layout of the area: the weight box (row-major, ``STAGE_W_BYTES`` at most),
+Triton has no shared-memory allocation of its own making, so the staging area is ``STAGE_BYTES`` near the end
+of the launch's dynamic shared memory (below the task's argument row, ``shared_end``), which the runtime enlarges
+by as much (``MegaKernel``); Triton's own buffers start at its beginning. Layout of the area: the weight box (row-major, ``STAGE_W_BYTES`` at most),
 the tile's formed input in fp32 (``STAGE_X_BYTES``), then the mbarrier the copies complete on.
 
 The copies run in the async proxy: the barrier is initialised again (phase 0) for every staged task, after the
@@ -31,11 +31,17 @@ _AREA = tl.constexpr(STAGE_BYTES)
 
 
 @triton.jit
-def stage_area():
-    """The staging area's shared-memory address: the last STAGE_BYTES of the dynamic shared memory."""
-    end = tl.inline_asm_elementwise("{ .reg .u32 a, s; mov.u32 a, global_smem; mov.u32 s, %dynamic_smem_size; "
-                                    "add.u32 $0, a, s; }", "=r", [], dtype=tl.int32, is_pure=True, pack=1)
-    return end - _AREA
+def shared_end():
+    """The end of the CTA's dynamic shared memory. The runtime enlarges it past Triton's own buffers by what the
+    GPU drivers keep there: the task's argument row at the very end, the staging area below it."""
+    return tl.inline_asm_elementwise("{ .reg .u32 a, s; mov.u32 a, global_smem; mov.u32 s, %dynamic_smem_size; "
+                                     "add.u32 $0, a, s; }", "=r", [], dtype=tl.int32, is_pure=True, pack=1)
+
+
+@triton.jit
+def stage_area(top):
+    """The staging area's shared-memory address: the STAGE_BYTES below ``top``."""
+    return top - _AREA
 
 
 @triton.jit
