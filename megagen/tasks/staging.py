@@ -9,8 +9,9 @@ before its products.
 
 Triton has no shared-memory allocation of its own making, so the staging area is ``STAGE_BYTES`` near the end
 of the launch's dynamic shared memory (below the task's argument row, ``shared_end``), which the runtime enlarges
-by as much (``MegaKernel``); Triton's own buffers start at its beginning. Layout of the area: the weight box (row-major, ``STAGE_W_BYTES`` at most),
-the tile's formed input in fp32 (``STAGE_X_BYTES``), then the mbarrier the copies complete on.
+by as much (``MegaKernel``); Triton's own buffers start at its beginning. Layout of the area: the weight box
+(row-major, ``STAGE_W_BYTES`` at most), the tile's formed input in fp32 (``STAGE_X_BYTES``), then the mbarrier the
+copies complete on.
 
 The copies run in the async proxy: the barrier is initialised again (phase 0) for every staged task, after the
 CTA barrier that ends the task before (so no thread still reads the area), with a proxy fence before the
