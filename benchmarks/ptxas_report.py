@@ -15,12 +15,17 @@ up to K) instead of the greedy one. ``--sass OP`` prints the machine code of one
 scoreboards it sets and waits for), ``--sass megakernel`` the whole MegaKernel's, ``--tiles`` each op's tiles
 and tile shape, and ``--code`` the MegaKernel's instructions by the Python function they came from: a tile's code
 is fetched anew each time the tile runs, so code unrolled where a loop would do costs every tile time
-(``benchmarks/ncu_attribute.py`` measures it on a GPU).
+(``benchmarks/ncu_attribute.py`` measures it on a GPU). ``--functions`` prints the registers and spill
+instructions of the MegaKernel's driver and of each function of its own (a ``noinline`` tile function) as ptxas
+laid them out in the one module, where a callee takes more registers than in its own kernel (``--ops``): Qwen3-0.6B's
+sampling pick 134 there against 96, and a pick of 157 there made the driver spill (BENCHMARKS.md, twenty-first
+session).
 """
 import argparse
 import collections
 import json
 import os
+import re
 import tempfile
 
 os.environ["TRITON_INTERPRET"] = "0"  # Triton's compiler, not its interpreter
@@ -79,6 +84,38 @@ def code_by_function(ptx: str) -> list[tuple[str, int]]:
     return collections.Counter(function_at(path, line) for path, line, _ in lines).most_common()
 
 
+def registers_by_function(ptx: str) -> list[tuple[str, int, int, int]]:
+    """(function, distinct registers, spill stores, spill loads) for the MegaKernel's driver (``megakernel``) and
+    each function of its own it calls (a ``noinline`` tile function), as ptxas laid them out in the one module:
+    a callee's registers there are more than its own kernel's (``--ops``), and the registers the driver keeps
+    through its calls are the rest."""
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin(ptx))
+        f.flush()
+        code = disassemble(f.name)
+    found, name = {}, None
+    for line in code.splitlines():
+        label = re.match(r"^(\.text\.megakernel|\$\S+):$", line)
+        if label:
+            # $megakernel$megagen_$_tasks_$_multinomial_$_sample_pick_tile__Pi64_...: megagen.tasks....sample_pick_tile
+            name = label.group(1)
+            if name == ".text.megakernel":
+                name = "megakernel"
+            elif name.startswith("$__internal"):  # CUDA's own helpers, e.g. a division's slow path
+                name = name.split("$__", 2)[-1]
+            else:
+                name = name.removeprefix("$megakernel$").split("__")[0].replace("_$_", ".")
+            found.setdefault(name, [set(), 0, 0])
+            continue
+        if name is None or not re.search(r"/\*[0-9a-f]{4,}\*/", line):
+            continue
+        entry = found[name]
+        entry[0].update(int(r) for r in re.findall(r"\bR(\d+)\b", line))
+        entry[1] += bool(re.search(r"\bSTL(\.\w+)*\b", line))
+        entry[2] += bool(re.search(r"\bLDL(\.\w+)*\b", line))
+    return [(n, len(regs), stores, loads) for n, (regs, stores, loads) in found.items() if regs]
+
+
 def report(preset: str, layers: int, batch: int, context: int, options: dict, sample: int | None, ctas: int,
            ops: bool) -> dict:
     graph = decode_step(preset, layers, batch, context, options, sample, ctas)
@@ -107,11 +144,18 @@ def main():
                                                  "of the whole MegaKernel: megakernel")
     ap.add_argument("--tiles", action="store_true", help="print each op's tiles and tile shape instead")
     ap.add_argument("--code", action="store_true", help="print the MegaKernel's instructions by function instead")
+    ap.add_argument("--functions", action="store_true",
+                    help="print the registers and spill instructions of the MegaKernel's driver and of each function "
+                         "of its own instead")
     args = ap.parse_args()
-    if args.sass or args.tiles or args.code:
+    if args.sass or args.tiles or args.code or args.functions:
         graph = decode_step(args.preset, args.layers, args.batch, args.context, build_options(args.option),
                             args.sample, args.ctas)
-        if args.code:
+        if args.functions:
+            print("registers  spill stores  spill loads  function")
+            print("\n".join(f"{regs:9d}  {stores:12d}  {loads:11d}  {name}" for name, regs, stores, loads
+                            in registers_by_function(megakernel_ptx(graph, args.ctas))))
+        elif args.code:
             counts = code_by_function(megakernel_ptx(graph, args.ctas))
             print(f"{sum(n for _, n in counts)} instructions")
             print("\n".join(f"{n:7d}  {where}" for where, n in counts))

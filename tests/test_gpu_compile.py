@@ -216,6 +216,18 @@ def test_ptxas_report_prints_an_ops_machine_code():
     assert any(where.startswith("linear:") for where in counts), list(counts)[:10]
 
 
+def test_ptxas_report_prints_each_functions_registers():
+    """``--functions``: the registers and spill instructions of the MegaKernel's driver and of each function of its
+    own, as laid out in the one module (the sampling step calls its two tile functions)."""
+    lines = _python([str(ROOT / "benchmarks" / "ptxas_report.py"), "--preset", "tiny-qwen3", "--sample", "8",
+                     "--functions"]).splitlines()
+    assert lines[0].split() == ["registers", "spill", "stores", "spill", "loads", "function"]
+    rows = {line.split()[3]: [int(v) for v in line.split()[:3]] for line in lines[1:]}
+    assert 100 < rows["megakernel"][0] <= 255, rows
+    for tile in ("megagen.tasks.multinomial.sample_partial_tile", "megagen.tasks.multinomial.sample_pick_tile"):
+        assert 0 < rows[tile][0] < rows["megakernel"][0], rows
+
+
 # Instructions of the Qwen3-0.6B batch-1 greedy MegaKernel, one layer at real shapes (nvdisasm, sm_90a). A tile's
 # code runs once a task and is fetched from L2 anew each time (the kernel's code is far larger than an SM's
 # instruction caches): with its staged products unrolled by LLVM (19,784 instructions) warps waited for their
