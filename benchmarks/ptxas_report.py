@@ -86,9 +86,9 @@ def code_by_function(ptx: str) -> list[tuple[str, int]]:
 
 def registers_by_function(ptx: str) -> list[tuple[str, int, int, int]]:
     """(function, distinct registers, spill stores, spill loads) for the MegaKernel's driver (``megakernel``) and
-    each function of its own it calls (a ``noinline`` tile function), as ptxas laid them out in the one module:
-    a callee's registers there are more than its own kernel's (``--ops``), and the registers the driver keeps
-    through its calls are the rest."""
+    each function of its own it calls (a ``noinline`` tile function), as ptxas laid them out in the one module
+    (a callee's registers there are more than its own kernel's, ``--ops``). Registers: the distinct ``R`` registers
+    its instructions name; spills: its ``STL`` and ``LDL`` instructions."""
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin(ptx))
         f.flush()
