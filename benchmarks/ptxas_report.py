@@ -75,12 +75,17 @@ def megakernel_ptx(graph, ctas: int) -> str:
     return compile_ptx(build_kernel(graph, "round_robin", num_ctas=ctas, interleaved=False), num_warps=4)
 
 
-def code_by_function(ptx: str) -> list[tuple[str, int]]:
-    """The kernel's instructions counted by the Python function (``module:def``) each came from, most first."""
+def disassembled(ptx: str) -> str:
+    """The PTX's kernel assembled (ptxas) and disassembled with its line table (nvdisasm)."""
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin(ptx))
         f.flush()
-        lines = instruction_lines(disassemble(f.name))
+        return disassemble(f.name)
+
+
+def code_by_function(ptx: str) -> list[tuple[str, int]]:
+    """The kernel's instructions counted by the Python function (``module:def``) each came from, most first."""
+    lines = instruction_lines(disassembled(ptx))
     return collections.Counter(function_at(path, line) for path, line, _ in lines).most_common()
 
 
@@ -89,12 +94,8 @@ def registers_by_function(ptx: str) -> list[tuple[str, int, int, int]]:
     each function of its own it calls (a ``noinline`` tile function), as ptxas laid them out in the one module
     (a callee's registers there are more than its own kernel's, ``--ops``). Registers: the distinct ``R`` registers
     its instructions name; spills: its ``STL`` and ``LDL`` instructions."""
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(cubin(ptx))
-        f.flush()
-        code = disassemble(f.name)
     found, name = {}, None
-    for line in code.splitlines():
+    for line in disassembled(ptx).splitlines():
         label = re.match(r"^(\.text\.megakernel|\$\S+):$", line)
         if label:
             # $megakernel$megagen_$_tasks_$_multinomial_$_sample_pick_tile__Pi64_...: megagen.tasks....sample_pick_tile
