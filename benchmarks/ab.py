@@ -1,6 +1,7 @@
 """A/B timing of megagen builds on one machine: trees and build options, alternating, medians of rounds.
 
-    python benchmarks/ab.py --model Qwen3-0.6B [--batch 1] [--rounds 3] [--passes 2] [--steps 200] [--sample] VARIANT ...
+    python benchmarks/ab.py --model Qwen3-0.6B [--batch 1] [--rounds 3] [--passes 2] [--steps 200] [--sample]
+        [--layers N] VARIANT ...
 
 A VARIANT is ``name``, ``name:key=value,key=value`` (megagen.build options, ``scheduler`` among them, round_robin
 by default; and ``sample=True`` or ``False``, which overrides ``--sample`` for that variant) or ``name=TREE[:options]``, TREE a
@@ -8,7 +9,8 @@ directory holding another ``megagen/`` package, e.g. main's, made with
 ``mkdir -p /tmp/main && git archive main megagen | tar -x -C /tmp/main``. Variants of one tree share a process:
 each is built once, then timed in alternating rounds (``--steps`` CUDA-graph replays a round, the median of each).
 Trees need processes of their own, so each pass runs one process a tree, alternating; ``--passes`` repeats
-that; ``--sample`` times the sampling step instead of the greedy one. Every line names the ``megagen`` it
+that; ``--sample`` times the sampling step instead of the greedy one; ``--layers N`` keeps the model's first N
+layers (real shapes: a model too large for the GPU, e.g. Qwen3-30B-A3B's first 8). Every line names the ``megagen`` it
 imported. On a machine without a GPU it checks the plumbing in Triton's interpreter (a tiny model, one short
 round), claiming no timings.
 """
@@ -52,7 +54,8 @@ def worker(args) -> None:
     cuda = torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET", "0") == "0"
     dev = torch.device("cuda" if cuda else "cpu")
     name = args.model if cuda else "tiny-qwen3"
-    model = models.load(name, dtype=torch.bfloat16 if cuda else torch.float32, device=dev)
+    model = models.load(name, dtype=torch.bfloat16 if cuda else torch.float32, device=dev,
+                        **({"num_hidden_layers": args.layers} if args.layers else {}))
     torch.manual_seed(0)
     prompt = torch.randint(3, model.config.vocab_size, (args.batch, args.context if cuda else 8), device=dev)
     rounds, steps, warmup = (args.rounds, args.steps, 20) if cuda else (1, 1, 0)
@@ -87,6 +90,7 @@ def main() -> int:
     ap.add_argument("--passes", type=int, default=1)
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--sample", action="store_true", help="time the sampling step (megagen bench --sample's settings)")
+    ap.add_argument("--layers", type=int, default=None, help="keep only the model's first N layers (real shapes)")
     ap.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)  # the variants of one tree, in a child process
     args = ap.parse_args()
     if args.worker:
@@ -109,14 +113,15 @@ def main() -> int:
             # run as a script (not -m from the repository root), so the working tree's megagen does not shadow TREE's
             cmd = [sys.executable, os.path.abspath(__file__), "--worker", *specs, "--model", args.model,
                    "--batch", str(args.batch), "--context", str(args.context), "--rounds", str(args.rounds),
-                   "--steps", str(args.steps)] + (["--sample"] if args.sample else [])
+                   "--steps", str(args.steps)] + (["--sample"] if args.sample else []) + (
+                       ["--layers", str(args.layers)] if args.layers else [])
             out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True, check=True).stdout
             for line in filter(lambda line: line.startswith("{"), out.splitlines()):  # the worker's results
                 r = json.loads(line)
                 results[r["variant"]] += r["rounds_ms"]
                 timed &= r["timed"]
                 rounds = " ".join(f"{m:.4f}" for m in r["rounds_ms"]) if r["timed"] else "(interpreter: not timed)"
-                print(f"{r['model']} b{args.batch}{' sampling' if args.sample else ''} {r['variant']}: rounds {rounds}",
+                print(f"{r['model']}{f' ({args.layers} layers)' if args.layers else ''} b{args.batch}{' sampling' if args.sample else ''} {r['variant']}: rounds {rounds}",
                       flush=True)
     print(f"\n| variant | median of {len(next(iter(results.values())))} round medians, ms |\n|---|---|")
     for name, ms in results.items():

@@ -133,6 +133,7 @@ CTA_BYTES_PER_US = 12_000
 # (BENCHMARKS.md) Llama-3.2-1B's q/k/v, predicted 29% faster with 16 x 512 blocks, took its step 1.158 -> 1.145 ms;
 # Qwen3-0.6B's, predicted 9% faster, 1.001 -> 1.065.
 BLOCK_SWITCH_GAIN = 0.2
+MIN_BLOCK_ROWS = 4  # the shortest batch-1 weight blocks gemv_blocks offers
 
 
 class GemvTiles(typing.NamedTuple):
@@ -209,12 +210,14 @@ class Tiling:
 
     def gemv_blocks(self, batch: int, split_k: bool) -> list[tuple[int, int]]:
         """The weight blocks (rows, columns) a GEMV phase may stream: the tiling's and, at batch 1 with
-        ``latency_tiles`` for a phase that does not split K, blocks half as tall and twice as wide (as many
-        weights: as many bytes in flight and registers), which give a phase of few rows twice the tiles. (A phase
-        that splits K raises its tile count that way; half-height o and down tiles measured slower, BENCHMARKS.md.)"""
+        ``latency_tiles`` for a phase that does not split K, blocks ever half as tall and twice as wide, down to
+        MIN_BLOCK_ROWS rows (as many weights: as many bytes in flight and registers), which give a phase of few rows
+        more tiles: a MoE router's 128 rows took 4 tiles of 8 loop steps. (A phase that splits K raises its tile
+        count that way; half-height o and down tiles measured slower, BENCHMARKS.md.)"""
         blocks = [(self.block_n, self.block_k)]
         if batch == 1 and self.latency_tiles and not split_k and self.block_n >= 16:
-            blocks.append((self.block_n // 2, self.block_k * 2))
+            while blocks[-1][0] // 2 >= MIN_BLOCK_ROWS:
+                blocks.append((blocks[-1][0] // 2, blocks[-1][1] * 2))
         return blocks
 
     def gemv_tiles(self, rows: list[int], k: int, batch: int, itemsize: int, split_k: bool,
@@ -376,11 +379,12 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         g.input(e.router, e.gate_up, e.down)
         num, _, inter = e.down.shape
         slots = batch * e.top_k
-        # its GEMVs keep the tiling's blocks: others were not measured for them (16 x 512 router tiles took a
-        # Qwen3-30B-A3B layer's batch-1 MegaKernel from 156 to 212 bytes of spill stores, ptxas)
+        # The experts' GEMVs keep the tiling's blocks: others were not measured for them. The router's few rows take
+        # gemv_blocks' narrower ones, if the cost says so: Qwen3-30B-A3B's 128 rows ran 4 tiles of 32 x 2048 in 8.2
+        # us a layer (H100, BENCHMARKS.md).
         itemsize, own = e.down.element_size(), [(tiling.block_n, tiling.block_k)]
-        logits = linear(Lin.rmsnorm_gemv, e.router, act(1, batch, num), f"{name}.router",
-                        gemv_tiling(e.router, blocks=own), **post)
+        logits = linear(Lin.rmsnorm_gemv, e.router, act(1, batch, num), f"{name}.router", gemv_tiling(e.router),
+                        **post)
         ids, weights = act(batch, e.top_k, dtype=torch.int64), act(batch, e.top_k, dtype=e.weight_dtype)
         g.add(Moe.route, name=f"{name}.route", logits=logits, ids=ids, weights=weights, RENORMALIZE=e.renormalize)
         blocks = dict(BLOCK_N=tiling.block_n, BLOCK_K=tiling.block_k)

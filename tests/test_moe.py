@@ -123,6 +123,27 @@ def test_shared_expert_is_unsupported_naming_the_module():
         megagen.build(model, max_seq_len=MAX_SEQ_LEN)
 
 
+@pytest.mark.parametrize("block", [(8, 1024), (4, 2048)])
+def test_router_tiles_of_narrow_blocks_match_their_reference(device, block):
+    """A router's few rows take narrow weight blocks (``Tiling.gemv_blocks``): a bf16 RMSNorm GEMV of 8-row tiles
+    in 8 x 1024 or 4 x 2048 blocks (one block a tile over all of K, or two) gives the reference's logits."""
+    from megagen.tasks import linear
+    experts, k = 16, 2048
+    w = (torch.randn(experts, k, device=device) / k ** 0.5).to(torch.bfloat16)
+    norm_w = (1 + 0.1 * torch.randn(k, device=device)).to(torch.bfloat16)
+    resid = torch.randn(2, 1, k, device=device)  # the residual stream: fp32 split-K partial sums
+    logits = torch.empty(1, 1, experts, device=device, dtype=torch.bfloat16)
+    g = megagen.TaskGraph("router", inputs=[w, norm_w, resid])
+    op = g.add(linear.rmsnorm_gemv, w=w, x=resid, norm_w=norm_w, y=logits, BLOCK_N=block[0], BLOCK_K=block[1],
+               TILE_ROWS=8)
+    assert op.num_tiles == 2 and op.plan.constexprs["BLOCK_N"] == block[0]
+    assert find_mismatch(g) is None
+    expected = logits.clone()
+    logits.fill_(float("nan"))
+    g.compile("round_robin").run()
+    torch.testing.assert_close(logits, expected, rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 def test_16_bit_expert_tiles_match_their_reference(device, dtype):
     """Expert tiles are GEMVs of a batch of one: they hold 16-bit weights as int32 pairs (as batch-1 linear tiles do),
