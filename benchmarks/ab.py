@@ -10,8 +10,8 @@ directory holding another ``megagen/`` package, e.g. main's, made with
 each is built once, then timed in alternating rounds (``--steps`` CUDA-graph replays a round, the median of each).
 Trees need processes of their own, so each pass runs one process a tree, alternating; ``--passes`` repeats
 that; ``--sample`` times the sampling step instead of the greedy one; ``--layers N`` keeps the model's first N
-layers (real shapes: a model too large for the GPU, e.g. Qwen3-30B-A3B's first 8). Every line names the ``megagen`` it
-imported. On a machine without a GPU it checks the plumbing in Triton's interpreter (a tiny model, one short
+layers (real shapes: a model too large for the GPU, e.g. Qwen3-30B-A3B's first 8). Every line names the ``megagen``
+it imported. On a machine without a GPU it checks the plumbing in Triton's interpreter (a tiny model, one short
 round), claiming no timings.
 """
 from __future__ import annotations
@@ -121,7 +121,8 @@ def main() -> int:
                 results[r["variant"]] += r["rounds_ms"]
                 timed &= r["timed"]
                 rounds = " ".join(f"{m:.4f}" for m in r["rounds_ms"]) if r["timed"] else "(interpreter: not timed)"
-                print(f"{r['model']}{f' ({args.layers} layers)' if args.layers else ''} b{args.batch}{' sampling' if args.sample else ''} {r['variant']}: rounds {rounds}",
+                model = f"{r['model']} ({args.layers} layers)" if args.layers else r["model"]
+                print(f"{model} b{args.batch}{' sampling' if args.sample else ''} {r['variant']}: rounds {rounds}",
                       flush=True)
     print(f"\n| variant | median of {len(next(iter(results.values())))} round medians, ms |\n|---|---|")
     for name, ms in results.items():

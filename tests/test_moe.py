@@ -126,7 +126,7 @@ def test_shared_expert_is_unsupported_naming_the_module():
 @pytest.mark.parametrize("block", [(8, 1024), (4, 2048)])
 def test_router_tiles_of_narrow_blocks_match_their_reference(device, block):
     """A router's few rows take narrow weight blocks (``Tiling.gemv_blocks``): a bf16 RMSNorm GEMV of 8-row tiles
-    in 8 x 1024 or 4 x 2048 blocks (one block a tile over all of K, or two) gives the reference's logits."""
+    in 8 x 1024 or 4 x 2048 blocks (two loop steps a tile either way) gives the reference's logits."""
     from megagen.tasks import linear
     experts, k = 16, 2048
     w = (torch.randn(experts, k, device=device) / k ** 0.5).to(torch.bfloat16)
