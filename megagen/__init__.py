@@ -13,8 +13,8 @@ from megagen.errors import (DeadlockError, GraphError, MegagenError, TaskDefinit
                             UnsupportedModelError)
 from megagen.graph import Op, TaskGraph, TileDAG  # noqa: E402
 from megagen.runtime import MegaKernel, OpLaunches  # noqa: E402
-from megagen.scheduler import (DynamicSchedule, FollowProducers, RoundRobin, Scheduler, StaticSchedule,  # noqa: E402
-                               WorkQueue, ZigZag, simulate)
+from megagen.scheduler import (DynamicSchedule, RoundRobin, Scheduler, StaticSchedule, WorkQueue,  # noqa: E402
+                               ZigZag, simulate)
 from megagen.tasks import ALL, TilePlan, TaskType, cdiv, register_task, registered_tasks, tile_arange  # noqa: E402
 from megagen import tasks  # noqa: E402,F401  (registers the built-in tasks)
 from megagen.runner import Runner, build  # noqa: E402
@@ -22,8 +22,8 @@ from megagen.reference import Mismatch, find_mismatch, run_reference  # noqa: E4
 from megagen.world import EmulatedWorld, NvshmemWorld, World  # noqa: E402
 
 __all__ = [
-    "ALL", "DeadlockError", "DynamicSchedule", "EmulatedWorld", "FollowProducers", "GraphError", "MegaKernel",
-    "MegagenError", "Mismatch", "NvshmemWorld", "Op", "OpLaunches", "RoundRobin", "Runner", "Scheduler", "StaticSchedule", "TaskDefinitionError", "TaskGraph",
+    "ALL", "DeadlockError", "DynamicSchedule", "EmulatedWorld", "GraphError", "MegaKernel", "MegagenError",
+    "Mismatch", "NvshmemWorld", "Op", "OpLaunches", "RoundRobin", "Runner", "Scheduler", "StaticSchedule", "TaskDefinitionError", "TaskGraph",
     "TaskType", "TileDAG", "TilePlan", "UnsupportedModelError", "WorkQueue", "ZigZag", "build", "cdiv",
     "find_mismatch", "register_task", "registered_tasks", "run_reference", "simulate", "tile_arange", "World",
 ]

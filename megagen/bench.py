@@ -354,8 +354,7 @@ def parse_args(argv):
     ap.add_argument("--context", type=int, default=512)
     ap.add_argument("--steps", type=int, default=100, help="timed steps per system (at least 100 for a result)")
     ap.add_argument("--warmup", type=int, default=10)
-    ap.add_argument("--schedulers", nargs="+", default=list(SCHEDULERS),
-                    choices=sorted(megagen.scheduler.SCHEDULERS))
+    ap.add_argument("--schedulers", nargs="+", default=list(SCHEDULERS), choices=SCHEDULERS)
     ap.add_argument("--baselines", nargs="*", default=list(BASELINES), choices=BASELINES)
     ap.add_argument("--sample", action="store_true",
                     help=f"also time each megagen system drawing its tokens with {SAMPLE_SETTINGS} (system "

@@ -282,7 +282,7 @@ def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, ma
     ``tp`` ranks in this process instead (CPU tests, debugging). ``allreduce``: "auto", "one_shot" or
     "two_shot" (``megagen.tasks.comm``). ``max_top_k``: the largest top_k generate(do_sample=True) takes
     (a power of two up to 256; 64).
-    ``scheduler``: "round_robin" (default), "zigzag", "work_queue", "follow" or a Scheduler. ``max_seq_len``:
+    ``scheduler``: "round_robin" (default), "zigzag", "work_queue" or a Scheduler. ``max_seq_len``:
     KV-cache length (default: the model's max_position_embeddings, at most 4096). Tiling options:
     ``block_n`` / ``block_k`` (batch-1 GEMV weight blocks: 32 x 256, from tp=4 on 8 x 512), ``max_tile_rows`` (a
     projection's rows per tile are chosen to fill whole waves of CTAs, up to this many, or at batch 1 as many as

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import megagen
-from megagen import DeadlockError, DynamicSchedule, MegagenError, StaticSchedule, models, simulate
+from megagen import DeadlockError, DynamicSchedule, MegagenError, StaticSchedule, simulate
 from megagen.scheduler import SCHEDULERS, get_scheduler, task_costs
 from megagen.tasks import add, gemv, scale
 from mgutil import rand
@@ -113,9 +113,8 @@ def test_compiled_schedule_is_the_schedulers(device):
 # ---------------------------------------------------------------------------------------------------------
 
 def test_get_scheduler():
-    assert set(SCHEDULERS) == {"round_robin", "zigzag", "work_queue", "follow"}
+    assert set(SCHEDULERS) == {"round_robin", "zigzag", "work_queue"}
     assert isinstance(get_scheduler("round_robin"), megagen.RoundRobin)
-    assert isinstance(get_scheduler("follow"), megagen.FollowProducers)
     assert isinstance(get_scheduler("zigzag"), megagen.ZigZag)
     assert isinstance(get_scheduler("work_queue"), megagen.WorkQueue)
     assert isinstance(get_scheduler(megagen.ZigZag), megagen.ZigZag)
@@ -273,39 +272,3 @@ def test_compile_rejects_a_deadlocking_custom_scheduler(device):
     g.add(scale, x=a, out=b, alpha=2.0, BLOCK=16)
     with pytest.raises(DeadlockError, match=r"CTA 0 is stuck at scale_1\[tile 0\]"):
         g.compile(Crossed(), num_ctas=2)
-
-
-def test_follow_runs_each_merging_tile_right_after_a_producer():
-    """The ``follow`` scheduler places an attention head's combine tiles (a task that merges: TaskType.merges) on the
-    CTAs of its KV group's last splits, one each, and every other tile as round robin does; queues keep task order
-    (deadlock-free), and the decode step gives round robin's tokens."""
-    from megagen.decode import DecodeState, Tiling, decode_graph
-    from megagen.trace import trace
-    model = models.random_model("tiny-qwen3", dtype=torch.float32)  # GQA: 2 query heads a KV head
-    decoder = trace(model)
-    graph = decode_graph(decoder, DecodeState.allocate(decoder, 1, 32), 1, Tiling(8, attention_split_keys=8))
-    dag = graph.dependencies
-    follow, plain = get_scheduler("follow").assign(dag, 8), get_scheduler("round_robin").assign(dag, 8)
-    cta = np.empty(dag.num_tasks, np.int64)
-    for c, q in enumerate(follow.queues):
-        assert np.all(np.diff(q) > 0)
-        cta[q] = c
-    assert sorted(np.concatenate(follow.queues).tolist()) == list(range(dag.num_tasks))
-    merging = [dag.op_names[o] for o in np.flatnonzero(dag.op_merges)]
-    assert merging == [f"L{i}.attention_combine" for i in range(model.config.num_hidden_layers)]
-    combine = dag.op_names.index("L0.attention_combine")
-    first = int(dag.op_offsets[combine])
-    for head in range(2):  # the KV group's two query heads: its last split's CTA, then the one before's
-        splits = dag.deps(first + head)
-        assert dag.op_names[int(dag.task_op[splits[0]])] == "L0.attention" and splits.size > 2
-        assert cta[first + head] == cta[splits[-1 - head]]
-    rr = np.empty(dag.num_tasks, np.int64)
-    for c, q in enumerate(plain.queues):
-        rr[q] = c
-    moved = np.flatnonzero(cta != rr)
-    assert moved.size and set(dag.task_op[moved]) <= set(np.flatnonzero(dag.op_merges))
-    simulate(follow, dag)
-    ids = torch.randint(3, model.config.vocab_size, (1, 5))
-    tokens = {name: megagen.build(model, max_seq_len=32, num_ctas=8, attention_split_keys=8, scheduler=name)
-              .generate(ids, max_new_tokens=3) for name in ("round_robin", "follow")}
-    assert torch.equal(tokens["follow"], tokens["round_robin"])

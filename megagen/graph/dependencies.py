@@ -58,11 +58,8 @@ class TileDAG:
     set_idx: np.ndarray | None = None
     need_ptr: np.ndarray | None = None
     need_idx: np.ndarray | None = None
-    op_merges: np.ndarray | None = None  # [ops] bool: the op's task merges its producers' results (TaskType.merges)
 
     def __post_init__(self):
-        if self.op_merges is None:
-            self.op_merges = np.zeros(self.num_ops, bool)
         if self.set_ptr is None:
             self.set_ptr = np.zeros(1, np.int64)
             self.set_idx = np.zeros(0, np.int64)
@@ -351,7 +348,7 @@ def derive_dependencies(graph) -> TileDAG:
     dep_ptr, dep_idx = _csr(singles, n)
     need_ptr, need_idx = _csr(needs, n)
     return TileDAG([op.name for op in ops], offsets, dep_ptr, dep_idx, op_graph, set_ptr, set_idx.astype(np.int64),
-                   need_ptr, need_idx, np.array([op.task.merges for op in ops], bool))
+                   need_ptr, need_idx)
 
 
 def _drop_implied(needs: np.ndarray, singles: np.ndarray, set_op: np.ndarray, set_ptr: np.ndarray,

@@ -422,5 +422,4 @@ qk_norm_attention_partial = register_task("qk_norm_attention_partial", attention
                                           prefetch=attention_partial_prefetch, reference=attention_partial_reference)
 attention_combine = register_task("attention_combine", attention_combine_tile, inputs=("o_part", "ml_part", "new_kv", "pos"),
                                   outputs=("out", "k_cache", "v_cache"), plan=_combine_plan,
-                                  prefetch=attention_combine_prefetch, reference=attention_combine_reference,
-                                  merges=True)
+                                  prefetch=attention_combine_prefetch, reference=attention_combine_reference)

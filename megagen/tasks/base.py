@@ -137,7 +137,6 @@ class TaskType:
     prefetch: Any = None
     reference: Callable[..., None] | None = None
     peer_inputs: tuple[str, ...] = ()
-    merges: bool = False  # its tiles merge their producers' results (``register_task``)
 
     def __post_init__(self):
         stray = [n for n in self.peer_inputs if n not in self.inputs]
@@ -251,7 +250,7 @@ _REGISTRY: dict[str, TaskType] = {}
 
 def register_task(name: str, fn, *, inputs: Sequence[str], outputs: Sequence[str],
                   plan: Callable[..., TilePlan], prefetch=None, reference=None,
-                  peer_inputs: Sequence[str] = (), merges: bool = False) -> TaskType:
+                  peer_inputs: Sequence[str] = ()) -> TaskType:
     """Turn a ``@triton.jit`` tile function into a task type.
 
     ``plan(**tensors, **params) -> TilePlan`` describes one op of this type.
@@ -262,16 +261,13 @@ def register_task(name: str, fn, *, inputs: Sequence[str], outputs: Sequence[str
     place (arguments bound by name like the tile function's), for ``megagen.reference``;
     it receives a peer input as the list of every rank's copy.
     ``peer_inputs``: inputs the tile reads on every rank (communication tasks, see above).
-    ``merges``: each tile merges what a few tiles of one earlier op produced (split partial results, say) and
-    streams nothing of its own; the ``follow`` scheduler runs it on a producer's CTA, right after that producer.
     """
     if not name or not name.isidentifier():
         raise TaskDefinitionError(f"task name {name!r} must be a Python identifier")
-    task = TaskType(name, fn, tuple(inputs), tuple(outputs), plan, prefetch, reference, tuple(peer_inputs),
-                    bool(merges))
+    task = TaskType(name, fn, tuple(inputs), tuple(outputs), plan, prefetch, reference, tuple(peer_inputs))
     old = _REGISTRY.get(name)
     if old is not None and (old.fn.fn is not fn.fn or old.plan is not plan or old.reference is not reference
-                            or old.peer_inputs != task.peer_inputs or old.merges != task.merges):
+                            or old.peer_inputs != task.peer_inputs):
         raise TaskDefinitionError(f"a different task named '{name}' is already registered; choose another name")
     _REGISTRY[name] = task
     return task

@@ -84,7 +84,7 @@ def _route_plan(logits, ids, weights, RENORMALIZE=True):
 
 
 route = register_task("route", route_tile, inputs=("logits",), outputs=("ids", "weights"), plan=_route_plan,
-                      reference=route_reference, merges=True)
+                      reference=route_reference)
 
 
 @triton.jit
