@@ -26,7 +26,7 @@ import megagen
 import torch
 
 from megagen import models
-from megagen.bench import copy_bandwidth, hf_eager, hf_static, measure, step_bytes
+from megagen.bench import build_options, copy_bandwidth, hf_eager, hf_static, measure, step_bytes
 
 
 def timed(step, steps: int, before=None) -> list[float]:
@@ -147,7 +147,7 @@ def main():
     ap.add_argument("--skip-hf", action="store_true", help="do not time the HuggingFace baselines")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    args.options = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in (o.split("=", 1) for o in args.option)}
+    args.options = build_options(args.option)
     bandwidth = copy_bandwidth(torch.device("cuda"), cuda=True)
     report = {"gpu": torch.cuda.get_device_name(), "date": time.strftime("%Y-%m-%d"),
               "command": " ".join(["python"] + sys.argv), "torch": torch.__version__,
