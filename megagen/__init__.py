@@ -13,6 +13,7 @@ from megagen.errors import (DeadlockError, GraphError, MegagenError, TaskDefinit
                             UnsupportedModelError)
 from megagen.graph import Op, TaskGraph, TileDAG  # noqa: E402
 from megagen.runtime import MegaKernel, OpLaunches  # noqa: E402
+from megagen.scoreboard.device import take_ticket  # noqa: E402
 from megagen.scheduler import (DynamicSchedule, RoundRobin, Scheduler, StaticSchedule, WorkQueue,  # noqa: E402
                                ZigZag, simulate)
 from megagen.tasks import ALL, TilePlan, TaskType, cdiv, register_task, registered_tasks, tile_arange  # noqa: E402
@@ -25,5 +26,5 @@ __all__ = [
     "ALL", "DeadlockError", "DynamicSchedule", "EmulatedWorld", "GraphError", "MegaKernel", "MegagenError",
     "Mismatch", "NvshmemWorld", "Op", "OpLaunches", "RoundRobin", "Runner", "Scheduler", "StaticSchedule", "TaskDefinitionError", "TaskGraph",
     "TaskType", "TileDAG", "TilePlan", "UnsupportedModelError", "WorkQueue", "ZigZag", "build", "cdiv",
-    "find_mismatch", "register_task", "registered_tasks", "run_reference", "simulate", "tile_arange", "World",
+    "find_mismatch", "register_task", "registered_tasks", "run_reference", "simulate", "take_ticket", "tile_arange", "World",
 ]

@@ -24,7 +24,7 @@ from megagen.errors import MegagenError
 from megagen.graph import TaskGraph
 from megagen.graph.dependencies import TileDAG
 from megagen.scheduler import SimResult, get_scheduler, simulate, task_costs
-from megagen.scoreboard import ScoreboardLayout, build_layout
+from megagen.scoreboard import ScoreboardLayout, build_layout, ticket_bases
 
 # Kernel parameters of every generated megakernel, in order (see codegen/templates/megakernel.py.j2);
 # a profiling build adds "profile" after them (KernelBuild.pointer_params).
@@ -123,20 +123,23 @@ def build_kernel(graphs, scheduler, *, num_ctas: int, interleaved: bool, validat
     simulation = simulate(schedule, dag, task_costs(graph)) if validate else None
 
     variants, op_variant = variants_of(graph, world_size)
+    op_tickets = [0 if op.plan.tickets is None else int(op.plan.tickets.max()) + 1 for op in graph.ops]
+    tickets = ticket_bases(dag, op_tickets)
     tables = []
     for i, g in enumerate(graphs):
         g_variants, g_op_variant = variants_of(g, world_size) if i else (variants, op_variant)
         if [v.key for v in g_variants] != [v.key for v in variants] or not np.array_equal(g_op_variant, op_variant):
             raise MegagenError(f"rank graph {i}'s tensors differ from rank graph 0's in dtype or 16-byte alignment; "
                                "allocate every rank's buffers alike")
-        rows = [variants[op_variant[op.index]].arg_row(op, lambda t, i=i: peer_table(i, t)) for op in g.ops]
+        rows = [variants[op_variant[op.index]].arg_row(op, lambda t, i=i: peer_table(i, t), tickets[op.index])
+                for op in g.ops]
         tables.append([x for r in rows for x in r])
     op_args = np.zeros(len(rows), np.int64)
     op_args[1:] = np.cumsum([len(r) for r in rows])[:-1]
     # Drivers read a fixed-width row per task; pad so the last row's read stays inside the table.
     args_width = max(2, triton.next_power_of_2(max(len(r) for r in rows)))  # a row of 16-byte multiples
     args = np.array([t + [0] * args_width for t in tables], dtype=np.int64)
-    layout = build_layout(dag, op_variant, op_args)
+    layout = build_layout(dag, op_variant, op_args, op_tickets)
 
     source = render_megakernel(graph, variants, op_variant, layout, schedule, interleaved=interleaved,
                                profile=profile)
@@ -177,6 +180,8 @@ def compile_op_ptx(variant: Variant, *, num_warps: int = 4, arch: int = 90, pdl:
     aligned = {(i,): [["tt.divisibility", 16]] for i, n in enumerate(signature)
                if n in variant.peers or variant.aligned[n]}
     signature.update({n: "fp32" if is_float else "i32" for n, is_float in variant.scalars})
+    if variant.takes_ticket:
+        signature["ticket"] = "*i64"
     signature["PDL"] = "constexpr"
     src = triton.compiler.ASTSource(fn=module.standalone, signature=signature, constexprs={"PDL": pdl}, attrs=aligned)
     return triton.compile(src, target=GPUTarget("cuda", arch, 32), options=dict(num_warps=num_warps)).asm["ptx"]

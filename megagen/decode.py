@@ -4,25 +4,25 @@ Per layer the graph has these dependency phases (tiles of one phase run side by 
 tile starts as soon as the tiles it reads are done):
 
 1. q, k, v projections with the input RMSNorm fused in (and Qwen2's biases);
-2. split-KV attention partials, which apply RoPE (after Qwen3's q/k RMSNorm) themselves;
-3. their combine, which also appends the new key and value (the last split's) to the KV cache;
-4. o projection, adding the residual stream;
-5. gate and up projections with the post-attention RMSNorm fused in;
-6. down projection over silu(gate) * up, adding the residual stream.
+2. split-KV attention, which applies RoPE (after Qwen3's q/k RMSNorm) itself and appends the new key and value
+   to the KV cache; the last split of each KV head to finish merges the splits (``megagen.tasks.attention``);
+3. o projection, adding the residual stream;
+4. gate and up projections with the post-attention RMSNorm fused in;
+5. down projection over silu(gate) * up, adding the residual stream.
 
-For a batch (from ``Tiling.norm_phase_min_batch``, 2, on) the RMSNorms before 1 and 5 and before the lm_head
+For a batch (from ``Tiling.norm_phase_min_batch``, 2, on) the RMSNorms before 1 and 4 and before the lm_head
 are ops of their own (``megagen.tasks.norm``): the GEMVs then read the normalised rows in the model dtype
 instead of every tile reading the residual stream's fp32 partial sums twice (Llama-3.2-1B at batch 8 on an
 H100: 2.04 -> 1.49 ms a step; at batch 1, where the extra phase costs more than it saves, they stay fused).
 
 With ``fuse_mlp=True``, at batch 1 on one rank, for a dense model whose intermediate size one wave of
-16-row tiles covers, 5 and 6 are one phase (``megagen.tasks.mlp``, ``Tiling.mlp_tiles``): each tile takes
+16-row tiles covers, 4 and 5 are one phase (``megagen.tasks.mlp``, ``Tiling.mlp_tiles``): each tile takes
 16 intermediate rows through gate, up and down and adds its partial sums to the residual stream with
 atomics, into a fixed-point part the o projection cleared (so the sums do not depend on the order tiles
 finish); the stream's readers are the ``*_fixed`` GEMVs. It reads a column-major copy of the down
 weights (``Projection.columns``).
 
-A mixture-of-experts layer replaces 5 and 6 by the router (the post-attention RMSNorm fused in), the
+A mixture-of-experts layer replaces 4 and 5 by the router (the post-attention RMSNorm fused in), the
 top-k routing, the routed experts' gate and up, their down, and the routing-weighted sum into the
 residual stream (``megagen.tasks.moe``).
 
@@ -497,19 +497,16 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         splits = tiling.attention_splits(batch, a.kv_heads, max_keys, key_bytes)
         o_part = act(batch, a.heads, splits, a.head_dim, dtype=torch.float32)
         ml_part = act(batch, a.heads, splits, 2, dtype=torch.float32)
-        new_kv = act(batch, a.kv_heads, 2, a.head_dim)  # the new token's key and value, from attention to combine
         attn = act(1, batch, a.heads * a.head_dim)
         cache = dict(k_cache=state.k_cache[i], v_cache=state.v_cache[i])
-        partial, norms = A.attention_partial, {}
+        task, norms = A.attention, {}
         if a.q_norm is not None:
             g.input(a.q_norm.weight, a.k_norm.weight)
-            partial = A.qk_norm_attention_partial
+            task = A.qk_norm_attention
             norms = dict(q_norm_w=a.q_norm.weight, k_norm_w=a.k_norm.weight, q_eps=a.q_norm.eps, k_eps=a.k_norm.eps)
-        g.add(partial, name=f"L{i}.attention", q=proj["q"], k=proj["k"], v=proj["v"], cos=state.cos, sin=state.sin,
-              pos=state.pos, o_part=o_part, ml_part=ml_part, new_kv=new_kv, scale=a.scaling, window=a.window or 0,
+        g.add(task, name=f"L{i}.attention", q=proj["q"], k=proj["k"], v=proj["v"], cos=state.cos, sin=state.sin,
+              pos=state.pos, o_part=o_part, ml_part=ml_part, out=attn, scale=a.scaling, window=a.window or 0,
               BLOCK_S=tiling.attention_block, **cache, **norms)
-        g.add(A.attention_combine, name=f"L{i}.attention_combine", o_part=o_part, ml_part=ml_part, new_kv=new_kv,
-              pos=state.pos, out=attn, **cache)
         if fused:
             # o's partial sums and the fixed-point part the fused MLP accumulates (o clears it): the next residual
             # stream is both

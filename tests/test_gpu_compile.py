@@ -175,19 +175,25 @@ def _loops(sass_lines: list[str]) -> list[tuple[int, int]]:
 
 
 def test_attention_tile_issues_its_loads_in_one_round_trip():
-    """After its wait (``ACQBULK`` in the op's own kernel) a Qwen3 attention tile issues every load outside its
+    """After its wait (``ACQBULK`` in the op's own kernel) a Qwen3 attention split issues every load outside its
     key/value loop before its first barrier: a barrier (a reduction, a layout conversion) waits for the loads
     before it, and each load after it pays a round trip of its own. Five such round trips one after another had
-    cost Qwen3-0.6B 1.5-2.7% of a step on an H100 (BENCHMARKS.md, 2026-11-26, ninth session)."""
+    cost Qwen3-0.6B 1.5-2.7% of a step on an H100 (BENCHMARKS.md, 2026-11-26, ninth session). Its merge (after
+    its ticket, an ``ATOMG``, in the last split to finish) loads every split's outputs before its first barrier
+    likewise."""
     code = _python([str(ROOT / "benchmarks" / "ptxas_report.py"), "--preset", "Qwen3-0.6B", "--sass", "L0.attention"])
     lines = code.splitlines()
     wait = next(i for i, line in enumerate(lines) if "ACQBULK" in line)
     barrier = next(i for i in range(wait, len(lines)) if "BAR.SYNC" in lines[i])
+    ticket = next(i for i in range(barrier, len(lines)) if "ATOMG" in lines[i])
     loops = _loops(lines)
-    late = [lines[i].strip() for i in range(barrier, len(lines))
+    late = [lines[i].strip() for i in range(barrier, ticket)
             if "LDG" in lines[i] and not any(first <= i <= last for first, last in loops)]
     early = sum("LDG" in line for line in lines[wait:barrier])
     assert loops and early >= 5 and not late, (early, late)
+    merge = [i for i in range(ticket, len(lines)) if "LDG" in lines[i]]
+    merge_barrier = next(i for i in range(merge[0], len(lines)) if "BAR.SYNC" in lines[i])
+    assert len(merge) >= 8 and merge[-1] < merge_barrier, "the merge's loads, then its reductions"
 
 
 def test_ptxas_report_prints_an_ops_machine_code():

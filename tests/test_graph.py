@@ -140,6 +140,27 @@ def fold_plan(x, out, BLOCK=16, mode="ok"):
 fold = megagen.register_task("g_fold", copy_tile, inputs=("x",), outputs=("out",), plan=fold_plan)
 
 
+@triton.jit
+def ticket_tile(x, out, n, tile, ticket, BLOCK: tl.constexpr):
+    if megagen.take_ticket(ticket, tile // 2, 2):
+        copy_tile(x, out, n, tile, BLOCK)
+
+
+def ticket_plan(x, out, BLOCK=16, mode="ok"):
+    """Pairs of tiles are ticket groups; each tile declares the pair's box of out (the pair's last tile writes it),
+    or, by ``mode``, breaks a rule."""
+    t = tile_arange(cdiv(x.shape[0], BLOCK))
+    pair = t // 2
+    box = ((pair * 2 * BLOCK, (3 if mode == "overlaps_next_group" else 2) * BLOCK),)
+    groups = {"ok": pair, "overlaps_next_group": pair, "none": None, "negative": pair - 1, "short": pair[:-1]}[mode]
+    return TilePlan(t.size, reads={"x": box}, writes={"out": box}, scalars={"n": x.shape[0]},
+                    constexprs={"BLOCK": BLOCK}, tickets=groups)
+
+
+ticketed = megagen.register_task("g_ticketed", ticket_tile, inputs=("x",), outputs=("out",), plan=ticket_plan)
+no_ticket = megagen.register_task("g_no_ticket", copy_tile, inputs=("x",), outputs=("out",), plan=ticket_plan)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Exact dependencies on small graphs
 # ---------------------------------------------------------------------------------------------------------
@@ -462,6 +483,31 @@ def test_accumulation_rules(mode, error, match, device):
     g = megagen.TaskGraph("fold_bad", inputs=[x, acc])
     with pytest.raises(error, match=match):
         g.add(fold, x=x, out=acc, BLOCK=16, mode=mode)
+        g.dependencies
+
+
+def test_ticket_groups_may_overlap_within_a_group_only(device):
+    """Tiles of one ticket group may declare overlapping boxes (their last to finish does the group's writes);
+    a later reader of the group's box waits for every tile of the group."""
+    x, out, y = rand(64, device=device), empty(64, device), empty(64, device)
+    g = megagen.TaskGraph("tickets", inputs=[x])
+    g.add(ticketed, x=x, out=out, BLOCK=16)  # tasks 0..3, pairs (0, 1) and (2, 3)
+    g.add(scale, x=out, out=y, alpha=1.0, BLOCK=16)  # tasks 4..7
+    assert [deps_of(g.dependencies, t) for t in range(4, 8)] == [[0, 1], [0, 1], [2, 3], [2, 3]]
+
+
+@pytest.mark.parametrize("task, mode, error, match", [
+    ("ticketed", "overlaps_next_group", GraphError, "tiles of one op run concurrently"),
+    ("ticketed", "none", TaskDefinitionError, "takes 'ticket' but its plan gives no tickets"),
+    ("no_ticket", "ok", TaskDefinitionError, "gives tickets but its tile function takes no 'ticket'"),
+    ("ticketed", "negative", TaskDefinitionError, r"tickets must hold one ticket group \(an int >= 0\) per tile"),
+    ("ticketed", "short", TaskDefinitionError, "4 in all; got int64 of shape"),
+])
+def test_ticket_rules(task, mode, error, match, device):
+    x, out = rand(64, device=device), empty(64, device)
+    g = megagen.TaskGraph("tickets_bad", inputs=[x])
+    with pytest.raises(error, match=match):
+        g.add({"ticketed": ticketed, "no_ticket": no_ticket}[task], x=x, out=out, BLOCK=16, mode=mode)
         g.dependencies
 
 

@@ -146,6 +146,43 @@ def fold_add_plan(x, out, BLOCK=16, reads_out=False):
 fold_add = megagen.register_task("t_fold_add", fold_add_tile, inputs=("x",), outputs=("out",), plan=fold_add_plan)
 
 
+@triton.jit
+def group_sum_tile(x, part, out, n, tile, ticket, BLOCK: tl.constexpr, GROUP: tl.constexpr, G_PAD: tl.constexpr,
+                   TILES: tl.constexpr):
+    """part[t] = the sum of x's block t; the last tile of each group of GROUP to finish (the last group may be
+    shorter) writes the group's parts, summed, into out[group]."""
+    offs = tile * BLOCK + tl.arange(0, BLOCK)
+    tl.store(part + tile, tl.sum(tl.load(x + offs, mask=offs < n, other=0.0), axis=0))
+    group = tile // GROUP
+    size = tl.minimum(GROUP, TILES - group * GROUP)
+    if megagen.take_ticket(ticket, group, size):
+        members = tl.arange(0, G_PAD)
+        tl.store(out + group, tl.sum(tl.load(part + group * GROUP + members, mask=members < size, other=0.0), axis=0))
+
+
+def group_sum_reference(x, part, out, tile, BLOCK, GROUP, TILES):
+    part[tile] = x[tile * BLOCK:(tile + 1) * BLOCK].sum()
+    if tile % GROUP == GROUP - 1 or tile == TILES - 1:  # the group's last tile in order
+        out[tile // GROUP] = part[tile // GROUP * GROUP:tile + 1].sum()
+
+
+def group_sum_plan(x, part, out, BLOCK=8, GROUP=3, overlap=False):
+    """Ticket groups of GROUP tiles (TilePlan.tickets); ``overlap``: a tile's box of part also covers the next
+    group's first tile (a race the ticket does not order)."""
+    tiles = megagen.cdiv(x.shape[0], BLOCK)
+    t = megagen.tile_arange(tiles)
+    group = t // GROUP
+    members = ((group * GROUP, GROUP + int(overlap)),)
+    return megagen.TilePlan(tiles, reads={"x": ((t * BLOCK, BLOCK),), "part": members},
+                            writes={"part": ((t, 1),), "out": ((group, 1),)}, scalars={"n": x.shape[0]},
+                            constexprs={"BLOCK": BLOCK, "GROUP": GROUP, "G_PAD": triton.next_power_of_2(GROUP),
+                                        "TILES": tiles}, tickets=group)
+
+
+group_sum = megagen.register_task("t_group_sum", group_sum_tile, inputs=("x",), outputs=("part", "out"),
+                                  plan=group_sum_plan, reference=group_sum_reference)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Cases
 # ---------------------------------------------------------------------------------------------------------
@@ -360,8 +397,24 @@ def accumulate(device):
     return Case(g, restore, [acc, out], {"acc": (acc, folded), "out": (out, 2.0 * folded)}, GEMV_TOL)
 
 
+def tickets(device):
+    """(h) ticket groups: every tile writes its part, the last of each group to finish sums the group's parts (13
+    tiles in groups of 3 and a last group of 1); a later op reads the sums."""
+    n = 100
+    x = rand(n, device=device)
+    part, out, doubled = torch.empty(13, device=device), torch.empty(5, device=device), torch.empty(5, device=device)
+    g = megagen.TaskGraph("tickets")
+    restore = _inputs(g, x)
+    g.add(group_sum, x=x, part=part, out=out)
+    g.add(scale, x=out, out=doubled, alpha=2.0, BLOCK=4)
+    parts = torch.nn.functional.pad(f64(x), (0, 104 - n)).view(13, 8).sum(1)
+    sums = torch.nn.functional.pad(parts, (0, 2)).view(5, 3).sum(1)
+    return Case(g, restore, [part, out, doubled], {"part": (part, parts), "out": (out, sums),
+                                                   "doubled": (doubled, 2.0 * sums)}, GEMV_TOL)
+
+
 CASES = {f.__name__: f for f in (elementwise_chain, gemv_chain, diamond, elementwise_diamond, ping_pong, overwrite,
-                                 user_reverse, user_2d, slices, accumulate)}
+                                 user_reverse, user_2d, slices, accumulate, tickets)}
 HAZARD_CASES = ["ping_pong", "overwrite", "user_reverse", "user_2d", "slices", "accumulate"]
 
 
@@ -419,6 +472,25 @@ def test_repeated_runs_advance_epochs(case, scheduler, device):
     assert mk.launches == 4
     for name, (out, ref) in _reference_with(case, c).items():
         assert_matches(out, ref, what=name, **c.tol)
+
+
+def test_tickets_pick_the_last_tile_of_every_launch(scheduler, device):
+    """Each launch adds a group's size to its ticket counter, so the last tile to finish is found anew in every
+    launch (new inputs each time); the counters sit between the op counters and the group counters."""
+    c = tickets(device)
+    mk = c.graph.compile(scheduler)
+    n, ops = mk.dag.num_tasks, mk.dag.num_ops
+    assert mk.layout.ticket_bases.tolist() == [n + ops, n + ops + 5, n + ops + 5]
+    assert mk.layout.describe_counter(mk.dag, n + ops + 4) == "ticket group 4 of op t_group_sum_0"
+    x = c.restore[0][0]
+    for k in range(1, 4):
+        c.restore[0] = (x, rand(*x.shape, device=device))
+        c.prepare()
+        mk.run()
+        parts = torch.nn.functional.pad(f64(c.restore[0][1]), (0, 4)).view(13, 8).sum(1)
+        sums = torch.nn.functional.pad(parts, (0, 2)).view(5, 3).sum(1)
+        assert_matches(c.expected["out"][0], sums, what=f"out, launch {k}", **c.tol)
+        assert mk.counters[n + ops:n + ops + 5].tolist() == [3 * k] * 4 + [k]
 
 
 def _reference_with(case, c):

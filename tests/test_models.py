@@ -96,7 +96,7 @@ def family():
     def get(name):
         if name not in cache:
             model = tiny(name)
-            # 8 keys a split: a 32-slot cache still splits, so these tests run the split attention and its combine
+            # 8 keys a split: a 32-slot cache still splits, so these tests run the split attention and its merge
             runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, max_batch_size=FAMILIES[name][0],
                                    attention_split_keys=8)
             cache[name] = (model, runner)

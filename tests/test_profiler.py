@@ -83,7 +83,7 @@ def test_gemv_tiles_mark_their_progress(profiled):
 
 
 def test_decode_step_tiles_mark_their_progress():
-    """In a decode step (tiny Qwen3, interpreter) every GEMV tile, attention tile and combine tile marks its
+    """In a decode step (tiny Qwen3, interpreter) every GEMV tile and attention tile marks its
     progress, in order within its run; the other tasks (embedding, argmax, pick) mark nothing."""
     from megagen import models
     if not megagen.backend.interpreting():
@@ -93,7 +93,7 @@ def test_decode_step_tiles_mark_their_progress():
     runner.generate(torch.randint(3, model.config.vocab_size, (1, 8)), max_new_tokens=2)
     p = runner.kernel(1).profile()
     marking = np.isin(p.task_type, ["rmsnorm_gemv", "gemv_residual", "silu_mul_gemv_residual",
-                                    "qk_norm_attention_partial", "attention_combine"])
+                                    "qk_norm_attention"])
     assert set(p.task_type[~marking]) == {"embedding", "argmax_partial", "greedy_pick"}
     times = np.column_stack([p.wait_done, p.marks, p.end])[marking]
     assert (np.diff(times, axis=1) > 0).all()

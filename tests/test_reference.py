@@ -52,7 +52,7 @@ twice = megagen.register_task("r_twice_wrong_on_tile_3", twice_tile, inputs=("x"
 
 def _decode_runner(name: str, prompt_len: int, device, max_seq_len=32, **options):
     model = models.random_model(name, dtype=torch.float32, device=device)
-    # 8 keys a split: the small cache still splits, so the reference covers the splits and their combine
+    # 8 keys a split: the small cache still splits, so the reference covers the splits and their merge
     runner = megagen.build(model, max_seq_len=max_seq_len, attention_split_keys=8, **options)
     prompt = torch.randint(0, 256, (1, prompt_len), device=device)
     runner.prefill(prompt)

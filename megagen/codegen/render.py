@@ -82,9 +82,15 @@ class Variant:
         return _origin(self.task.prefetch)
 
     @property
+    def takes_ticket(self) -> bool:
+        """Its tile function takes ``ticket``: the op's ticket counters (TilePlan.tickets)."""
+        return "ticket" in self.task.fn.arg_names
+
+    @property
     def slots(self) -> list[str]:
-        """Argument-table layout of one op of this variant: tensor pointers, then scalars."""
-        return list(self.tensor_dtypes) + [n for n, _ in self.scalars]
+        """Argument-table layout of one op of this variant: tensor pointers, scalars, then, for a task that takes
+        tickets, the index of the op's first ticket counter."""
+        return list(self.tensor_dtypes) + [n for n, _ in self.scalars] + (["ticket"] if self.takes_ticket else [])
 
     @property
     def summary(self) -> str:
@@ -111,6 +117,8 @@ class Variant:
         for k, (name, is_float) in enumerate(self.scalars):
             value = slot(len(self.tensor_dtypes) + k)
             lines.append(f"{name} = {value}" + (".to(tl.float64, bitcast=True).to(tl.float32)" if is_float else ""))
+        if self.takes_ticket:
+            lines.append(f"ticket = counters + {slot(len(self.slots) - 1)}  # the op's ticket counters")
         return lines
 
     def _call(self, fn) -> str:
@@ -133,17 +141,18 @@ class Variant:
 
     @property
     def kernel_params(self) -> str:
-        """Parameters of the standalone kernel: tensors and scalars as ordinary kernel arguments."""
+        """Parameters of the standalone kernel: tensors, scalars (and ticket counters) as ordinary kernel arguments."""
         return ", ".join(self.slots)
 
-    def arg_row(self, op, peer_table) -> list[int]:
+    def arg_row(self, op, peer_table, ticket_base: int) -> list[int]:
         """The op's argument-table row: data pointers (``peer_table(tensor)``, the address of a table of every
-        rank's address, for peer inputs), ints, and floats as float64 bit patterns."""
+        rank's address, for peer inputs), ints, floats as float64 bit patterns, and where it takes tickets, its
+        first ticket counter ``ticket_base``."""
         row = [peer_table(op.tensors[n]) if n in self.peers else op.tensors[n].data_ptr() for n in self.tensor_dtypes]
         for name, is_float in self.scalars:
             v = op.plan.scalars[name]
             row.append(int(np.array(float(v), np.float64).view(np.int64)) if is_float else int(v))
-        return row
+        return row + ([int(ticket_base)] if self.takes_ticket else [])
 
 
 def variants_of(graph, world_size: int | None = None) -> tuple[list[Variant], np.ndarray]:

@@ -209,16 +209,18 @@ def _accesses(graph):
         s, e = s.copy(), e.copy()
         s[~nonempty], e[~nonempty] = 0, 0  # empty boxes never overlap
         accumulate = write and name in op.plan.accumulate
-        # an accumulation adds to what an earlier op wrote, so it never hides earlier writers from later readers
-        per_buffer[key].append(Access(op.index, name, write, s, e,
-                                      covers_buffer=write and not accumulate and volume >= extent, view=view,
+        # an accumulation adds to what an earlier op wrote, so it never hides earlier writers from later readers;
+        # nor do the overlapping boxes of ticket groups (their volume overstates what they cover)
+        covers = write and not accumulate and op.plan.tickets is None and volume >= extent
+        per_buffer[key].append(Access(op.index, name, write, s, e, covers_buffer=covers, view=view,
                                       view_starts=view_starts, view_ends=view_ends, accumulate=accumulate))
     return per_buffer
 
 
 def _check_within_op(graph, accesses: list[Access]):
     """Tiles of one op run concurrently: no tile may touch what another tile of the op writes,
-    except that tiles may add to the same elements of an accumulated output (atomics commute).
+    except that tiles may add to the same elements of an accumulated output (atomics commute), and tiles of one
+    ticket group may overlap (``TilePlan.tickets``: the group's last tile alone touches the others' share).
 
     Accesses through the same view compare exactly in view coordinates (byte bounds of
     column tiles overlap even where the tiles do not).
@@ -237,6 +239,9 @@ def _check_within_op(graph, accesses: list[Access]):
                 else:
                     ci, pi = overlapping_pairs(other.starts, other.ends, w.starts, w.ends)
                 bad = ci != pi
+                tickets = graph.ops[op_index].plan.tickets
+                if tickets is not None:
+                    bad &= tickets[ci] != tickets[pi]
                 if np.any(bad):
                     k = int(np.argmax(bad))
                     op = graph.ops[op_index]
@@ -313,7 +318,9 @@ def derive_dependencies(graph) -> TileDAG:
                             op_graph.add_edge(producer, consumer.name, kinds={kind})
                     if prev.write and prev.covers_buffer:
                         break
-                if not acc.write and not seen_writer and not graph.is_input(consumer.tensors[acc.tensor]):
+                # a ticket group's last tile may read what its group wrote (TilePlan.tickets)
+                own = consumer.plan.tickets is not None and any(a.write for a in current)
+                if not (acc.write or seen_writer or own or graph.is_input(consumer.tensors[acc.tensor])):
                     later = next((ops[a.op].name for a in accesses[j:] if a.write), None)
                     hint = (f"only the later op '{later}' writes it, and ops run in the order they are added: "
                             "add the producer first (if it also depends on this op, the graph has a cycle)"

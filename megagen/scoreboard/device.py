@@ -278,6 +278,23 @@ def release_tile(counters, task, op_counter, group_counter, SCOPE: tl.constexpr,
 
 
 @triton.jit
+def take_ticket(ticket, group, size):
+    """1 in the last of a ticket group's ``size`` tiles to call it (TilePlan.tickets), after a tile has written
+    its share: there the others' writes are visible and they have done all they read.
+
+    A CTA barrier (every thread's writes are done), then one atomic increment with acquire and release
+    semantics of the group's counter ``ticket + group``, whose old value is broadcast, then a barrier, so every
+    thread's later loads are ordered after the others' writes (as in ``wait_deps``). Every launch adds ``size``
+    to the counter, so the last of a launch finds it one short of a multiple of ``size``; a reset zeroes it
+    with the rest of the scoreboard.
+    """
+    tl.debug_barrier()
+    old = tl.atomic_add(ticket + group, 1, sem="acq_rel", scope="gpu")
+    tl.debug_barrier()
+    return (old + 1) % size == 0
+
+
+@triton.jit
 def record_no_progress(control, task, cta, rank, epoch):
     """Interleaved driver: a full sweep over the virtual CTAs ran nothing, so the schedule is stuck."""
     _record_stall(control, task, -1, 0, 0, cta, epoch, rank, rank)

@@ -1,6 +1,7 @@
 """Host side of the scoreboard: counters, encoded dependency lists and task records.
 
-Counters: one per task (its tile), one per op (all its tiles) and one per *group*,
+Counters: one per task (its tile), one per op (all its tiles), the ops' ticket counters
+(``TilePlan.tickets``: one per ticket group, taken by ``take_ticket``) and one per *group*,
 int64, zero at creation and only ever incremented. A task that depends on every
 tile of a producer op waits on that op's counter for ``tiles * epoch`` (one poll
 instead of one per tile). When consumers depend on sets of a producer's tiles that
@@ -36,6 +37,7 @@ class ScoreboardLayout:
     num_tasks: int
     groups: list  # tuples of task ids, one per group counter
     waits: int  # dependency entries in all (inlined ones included)
+    ticket_bases: np.ndarray  # [ops + 1]: op k's ticket counters are ticket_bases[k]:ticket_bases[k + 1]
 
     def describe_counter(self, dag: TileDAG, counter: int) -> str:
         """What a counter counts, for error messages."""
@@ -43,7 +45,10 @@ class ScoreboardLayout:
             return dag.describe(counter)
         if counter < self.num_tasks + dag.num_ops:
             return f"all tiles of op {dag.op_names[counter - self.num_tasks]}"
-        tasks = self.groups[counter - self.num_tasks - dag.num_ops]
+        if counter < self.ticket_bases[-1]:
+            op = int(np.searchsorted(self.ticket_bases, counter, side="right") - 1)
+            return f"ticket group {counter - int(self.ticket_bases[op])} of op {dag.op_names[op]}"
+        tasks = self.groups[counter - int(self.ticket_bases[-1])]
         return f"a group of {len(tasks)} tiles from {dag.describe(tasks[0])} to {dag.describe(tasks[-1])}"
 
     @property
@@ -51,7 +56,7 @@ class ScoreboardLayout:
         return self.waits / max(self.num_tasks, 1)
 
 
-def encode_dependencies(dag: TileDAG):
+def encode_dependencies(dag: TileDAG, first_group: int | None = None):
     """Compress each task's producers into counter waits.
 
     Every producer set a task needs - a set of the DAG, or two or more single producers of one op -
@@ -59,9 +64,10 @@ def encode_dependencies(dag: TileDAG):
     is disjoint from every other such set (each task can release one group), and otherwise on
     each member's tile counter. Returns (entries [k, 2] of (counter, count per epoch) grouped by
     consumer, ptr [tasks + 1], group_of_task [tasks] (group index or -1), the groups' task tuples).
-    Counter indices: tasks first, then ops, then groups.
+    Counter indices: tasks first, then ops, then (from ``first_group``, by default right after the ops) groups.
     """
     n, num_ops = dag.num_tasks, dag.num_ops
+    first_group = n + num_ops if first_group is None else first_group
     tiles = np.diff(dag.op_offsets)
     task_op = dag.task_op
     consumer = np.repeat(np.arange(n), np.diff(dag.dep_ptr))
@@ -101,7 +107,7 @@ def encode_dependencies(dag: TileDAG):
             parts.append((cons, np.full(cons.size, n + op), np.full(cons.size, tiles[op])))
         elif np.all(membership[list(members)] == 1):
             group_of_task[list(members)] = len(groups)
-            parts.append((cons, np.full(cons.size, n + num_ops + len(groups)), np.full(cons.size, len(members))))
+            parts.append((cons, np.full(cons.size, first_group + len(groups)), np.full(cons.size, len(members))))
             groups.append(members)
         else:
             parts.append((np.repeat(cons, len(members)), np.tile(np.asarray(members, np.int64), cons.size),
@@ -116,11 +122,19 @@ def encode_dependencies(dag: TileDAG):
     return entries, ptr, group_of_task, groups
 
 
-def build_layout(dag: TileDAG, op_variant: np.ndarray, op_args: np.ndarray) -> ScoreboardLayout:
+def ticket_bases(dag: TileDAG, op_tickets) -> np.ndarray:
+    """[ops + 1]: where each op's ticket counters begin (``op_tickets[k]``: op k's ticket groups), after the task
+    and op counters; the last entry is where the group counters begin."""
+    return dag.num_tasks + dag.num_ops + np.concatenate([[0], np.cumsum(op_tickets)]).astype(np.int64)
+
+
+def build_layout(dag: TileDAG, op_variant: np.ndarray, op_args: np.ndarray, op_tickets=None) -> ScoreboardLayout:
     """Task records (dispatch variant, tile, argument-table offset, first dependency inlined, range of the
-    other dependencies, op and group counters) and the list of the dependencies not inlined."""
+    other dependencies, op and group counters) and the list of the dependencies not inlined. ``op_tickets``: each
+    op's ticket groups (none if not given)."""
     n = dag.num_tasks
-    entries, ptr, group_of_task, groups = encode_dependencies(dag)
+    bases = ticket_bases(dag, np.zeros(dag.num_ops, np.int64) if op_tickets is None else op_tickets)
+    entries, ptr, group_of_task, groups = encode_dependencies(dag, int(bases[-1]))
     if len(entries) and (entries[:, 0].max() >= 2 ** 31 or entries[:, 1].max() >= 2 ** 31):
         raise MegagenError("a counter index or dependency count does not fit in 31 bits; split the graph")
     op = dag.task_op
@@ -138,6 +152,7 @@ def build_layout(dag: TileDAG, op_variant: np.ndarray, op_args: np.ndarray) -> S
     records[:, REC_DEP_BEGIN] = rest_ptr[:-1]
     records[:, REC_DEP_END] = rest_ptr[1:]
     records[:, REC_OP_COUNTER] = n + op
-    records[:, REC_GROUP_COUNTER] = np.where(group_of_task >= 0, n + dag.num_ops + group_of_task, -1)
+    records[:, REC_GROUP_COUNTER] = np.where(group_of_task >= 0, bases[-1] + group_of_task, -1)
     listed = entries[rest] if rest.any() else np.zeros((1, 2), np.int64)  # keep the device buffer non-empty
-    return ScoreboardLayout(records, listed, n + dag.num_ops + len(groups), n, groups, waits=len(entries))
+    return ScoreboardLayout(records, listed, int(bases[-1]) + len(groups), n, groups, waits=len(entries),
+                            ticket_bases=bases)

@@ -1,4 +1,5 @@
-"""Built-in decode attention, two phases per layer: split-KV attention partials, and their combine.
+"""Built-in decode attention, one phase per layer: split-KV attention, the last split of each KV head to finish
+merging the splits.
 
 Layouts: projections arrive as ``[1, B, heads * D]`` (the GEMV output); each layer's cache is
 ``[B_max, KV, S_max, D]``; ``cos`` / ``sin`` are ``[S_max, D]`` tables (HuggingFace's rotary
@@ -15,12 +16,12 @@ end, e.g. the last 15 of 32 with 33 cached keys, are empty: they write max -inf,
 the last tile also takes the new token's key at p. A tile handles all query heads of its KV
 group (GQA / MQA): it applies RoPE to them itself (after Qwen3's per-head RMSNorm), and the
 last tile rotates the new key from the k projection in registers, so no RoPE phase stands
-between the projections and attention. Each tile writes an unnormalised output with its
-running max and sum, and the last one also the new key and value (``new_kv``, in the cache
-dtype). ``attention_combine`` merges the splits per head, and the first head of each KV group
-copies the new key and value into the cache: by then every split of that group has read the
-cache, so no tile writes what a tile of the same phase reads, and the combine waits on its KV
-group's splits alone.
+between the projections and attention; it also caches the new key and value at slot p, which
+no split reads. Each tile writes an unnormalised output with its running max and sum, then
+takes a ticket (``megagen.scoreboard.device.take_ticket``): the group's last tile to take one
+merges every split into the group's heads of ``out``. A combine phase of its own, which this
+replaced, cost a dependency hop more: Qwen3-0.6B 0.7990 -> 0.7847 ms a step on an H100
+(BENCHMARKS.md, 2026-11-27).
 """
 import torch
 import triton
@@ -28,6 +29,7 @@ import triton.language as tl
 
 from megagen.errors import TaskDefinitionError
 from megagen.profiler_device import mark
+from megagen.scoreboard.device import take_ticket
 from megagen.tasks.base import ALL, TilePlan, cdiv, register_task, tile_arange
 
 
@@ -178,11 +180,11 @@ def _split_range(p, s, window, SPLITS: tl.constexpr):
 
 
 @triton.jit
-def attention_partial_prefetch(pos, k_cache, v_cache, tile, window, KV: tl.constexpr, D: tl.constexpr,
+def attention_prefetch(pos, k_cache, v_cache, tile, window, KV: tl.constexpr, D: tl.constexpr,
                                D_PAD: tl.constexpr, S_MAX: tl.constexpr, SPLITS: tl.constexpr,
                                BLOCK_S: tl.constexpr):
     """Before the tile waits: the position and the first block of cached keys and values (written by earlier
-    launches; this launch writes only slot p, after every split has read the cache)."""
+    launches; this launch writes only slot p, which no split reads)."""
     s = tile % SPLITS
     h = (tile // SPLITS) % KV
     b = tile // (SPLITS * KV)
@@ -193,11 +195,12 @@ def attention_partial_prefetch(pos, k_cache, v_cache, tile, window, KV: tl.const
 
 
 @triton.jit
-def attention_partial_tile(q, k, v, cos, sin, q_norm_w, k_norm_w, k_cache, v_cache, o_part, ml_part, new_kv, tile, B,
-                           scale, window, prefetched, marks, KV: tl.constexpr, GROUP: tl.constexpr, G_PAD: tl.constexpr,
-                           D: tl.constexpr, D_PAD: tl.constexpr, S_MAX: tl.constexpr, SPLITS: tl.constexpr,
-                           BLOCK_S: tl.constexpr, PRECISION: tl.constexpr, Q_EPS: tl.constexpr,
-                           K_EPS: tl.constexpr, PARTS: tl.constexpr):
+def _split(q, k, v, cos, sin, q_norm_w, k_norm_w, k_cache, v_cache, o_part, ml_part, tile, B, scale, window,
+           prefetched, marks, KV: tl.constexpr, GROUP: tl.constexpr, G_PAD: tl.constexpr, D: tl.constexpr,
+           D_PAD: tl.constexpr, S_MAX: tl.constexpr, SPLITS: tl.constexpr, BLOCK_S: tl.constexpr,
+           PRECISION: tl.constexpr, Q_EPS: tl.constexpr, K_EPS: tl.constexpr, PARTS: tl.constexpr):
+    """One split's share of the keys: its unnormalised output, max and sum into o_part and ml_part; the last
+    split also caches the new key and value at slot p, which no split reads (they read [lo, p))."""
     s = tile % SPLITS
     h = (tile // SPLITS) % KV
     b = tile // (SPLITS * KV)
@@ -239,7 +242,7 @@ def attention_partial_tile(q, k, v, cos, sin, q_norm_w, k_norm_w, k_cache, v_cac
         acc = acc * alpha[:, None] + tl.dot(prob.to(vb.dtype), vb, input_precision=PRECISION)
         m_i = m_new
         kb, vb = _kv_block(k_cache, v_cache, base, j0 + BLOCK_S, end, d, D, BLOCK_S)
-    if last:  # the new token's key and value, from the projections (stored to new_kv for the combine to cache)
+    if last:  # the new token's key and value, from the projections
         score = tl.sum(qr.to(tl.float32) * kn.to(tl.float32), axis=1) * scale
         m_new = tl.maximum(m_i, score)
         prob = tl.exp(score - m_new)
@@ -253,15 +256,15 @@ def attention_partial_tile(q, k, v, cos, sin, q_norm_w, k_norm_w, k_cache, v_cac
     tl.store(o_part + row[:, None] * D + d[None, :], acc, mask=qmask)
     tl.store(ml_part + row * 2, m_i, mask=g < GROUP)
     tl.store(ml_part + row * 2 + 1, l_i, mask=g < GROUP)
-    new = new_kv + (b * KV + h) * 2 * D + d[None, :]
-    tl.store(new, kn, mask=last & (d[None, :] < D))
-    tl.store(new + D, vn, mask=last & (d[None, :] < D))
+    slot = (base + p) * D + d[None, :]
+    tl.store(k_cache + slot, kn, mask=last & (d[None, :] < D))
+    tl.store(v_cache + slot, vn, mask=last & (d[None, :] < D))
     mark(marks, 2, tile)  # the stores are issued; the release follows
 
 
-def attention_partial_reference(q, k, v, cos, sin, pos, q_norm_w, k_norm_w, k_cache, v_cache, o_part, ml_part, new_kv,
-                                tile, scale, window, KV, GROUP, D, SPLITS, Q_EPS, K_EPS):
-    """The same split's softmax in closed form (max, then exponentials) instead of online over BLOCK_S blocks."""
+def _split_reference(q, k, v, cos, sin, pos, q_norm_w, k_norm_w, k_cache, v_cache, o_part, ml_part, tile, scale,
+                     window, KV, GROUP, D, SPLITS, Q_EPS, K_EPS):
+    """``_split`` with the softmax in closed form (max, then exponentials) instead of online over BLOCK_S blocks."""
     rest, s = divmod(tile, SPLITS)
     b, h = divmod(rest, KV)
     p = _clamped_pos(pos, b, k_cache.shape[2])
@@ -275,9 +278,9 @@ def attention_partial_reference(q, k, v, cos, sin, pos, q_norm_w, k_norm_w, k_ca
     keys, values = k_cache[b, h, cached].float(), v_cache[b, h, cached].float()
     if s == SPLITS - 1:
         head = slice(h * D, (h + 1) * D)
-        new_kv[b, h, 0] = _rope_reference(_projection_reference(k, b, head, k_cache), cos, sin, p, k_norm_w, K_EPS)
-        new_kv[b, h, 1] = _projection_reference(v, b, head, v_cache)
-        keys, values = torch.cat([keys, new_kv[b, h, :1].float()]), torch.cat([values, new_kv[b, h, 1:].float()])
+        k_cache[b, h, p] = _rope_reference(_projection_reference(k, b, head, k_cache), cos, sin, p, k_norm_w, K_EPS)
+        v_cache[b, h, p] = _projection_reference(v, b, head, v_cache)
+        keys, values = torch.cat([keys, k_cache[b, h, p:p + 1].float()]), torch.cat([values, v_cache[b, h, p:p + 1].float()])
     scores = qr.to(k_cache.dtype).float() @ keys.T * scale
     m = scores.amax(1) if scores.shape[1] else torch.full((GROUP,), float("-inf"), device=scores.device)
     prob = torch.exp(scores - m[:, None])
@@ -285,41 +288,43 @@ def attention_partial_reference(q, k, v, cos, sin, pos, q_norm_w, k_norm_w, k_ca
     ml_part[b, heads, s] = torch.stack([m, prob.sum(1)], 1)
 
 
-def _attention_plan(q, k, v, cos, sin, pos, k_cache, v_cache, o_part, ml_part, new_kv, scale, q_norm_w=None,
+def _attention_plan(q, k, v, cos, sin, pos, k_cache, v_cache, o_part, ml_part, out, scale, q_norm_w=None,
                     k_norm_w=None, q_eps=1e-6, k_eps=1e-6, window=0, BLOCK_S=32):
     if k_cache.dim() != 4 or k_cache.shape != v_cache.shape or not (k_cache.is_contiguous() and v_cache.is_contiguous()):
-        raise TaskDefinitionError(f"attention_partial: caches must be contiguous [B_max, KV, S_max, D] tensors of one "
+        raise TaskDefinitionError(f"attention: caches must be contiguous [B_max, KV, S_max, D] tensors of one "
                                   f"shape; got {tuple(k_cache.shape)} and {tuple(v_cache.shape)}")
     _, kv, s_max, d = k_cache.shape
     if o_part.dim() != 4 or o_part.shape[3] != d:
-        raise TaskDefinitionError(f"attention_partial: o_part must be [B, H, SPLITS, {d}]; got {tuple(o_part.shape)}")
+        raise TaskDefinitionError(f"attention: o_part must be [B, H, SPLITS, {d}]; got {tuple(o_part.shape)}")
     batch, heads, splits, _ = o_part.shape
     if heads % kv or k_cache.shape[0] < batch or cos.shape[0] < s_max:
-        raise TaskDefinitionError(f"attention_partial: {heads} query heads of dim {d} do not fit caches of shape "
+        raise TaskDefinitionError(f"attention: {heads} query heads of dim {d} do not fit caches of shape "
                                   f"{tuple(k_cache.shape)} and tables of {cos.shape[0]} positions (need KV dividing H, "
                                   "B_max >= B, a table row for every cache slot)")
     if tuple(ml_part.shape) != (batch, heads, splits, 2):
-        raise TaskDefinitionError(f"attention_partial: ml_part must be [B, H, SPLITS, 2] = "
+        raise TaskDefinitionError(f"attention: ml_part must be [B, H, SPLITS, 2] = "
                                   f"{(batch, heads, splits, 2)}; got {tuple(ml_part.shape)}")
-    if tuple(new_kv.shape) != (batch, kv, 2, d) or new_kv.dtype != k_cache.dtype or not new_kv.is_contiguous():
-        raise TaskDefinitionError(f"attention_partial: new_kv must be a contiguous [B, KV, 2, D] = {(batch, kv, 2, d)} "
-                                  f"tensor of the cache dtype {k_cache.dtype}; got {tuple(new_kv.shape)} {new_kv.dtype}")
+    if tuple(out.shape) != (1, batch, heads * d) or not out.is_contiguous():
+        raise TaskDefinitionError(f"attention: out must be a contiguous [1, B, H * D] = {(1, batch, heads * d)} tensor; "
+                                  f"got {tuple(out.shape)}")
     parts = q.shape[0] if q.dim() == 3 else 1
-    _check_projection("attention_partial", "q", q, batch, heads, d, parts, k_cache.dtype)
-    _check_projection("attention_partial", "k", k, batch, kv, d, parts, k_cache.dtype)
-    _check_projection("attention_partial", "v", v, batch, kv, d, parts, k_cache.dtype)
-    _check_rope_inputs("attention_partial", cos, sin, pos, batch, d, {"q_norm_w": q_norm_w, "k_norm_w": k_norm_w})
+    _check_projection("attention", "q", q, batch, heads, d, parts, k_cache.dtype)
+    _check_projection("attention", "k", k, batch, kv, d, parts, k_cache.dtype)
+    _check_projection("attention", "v", v, batch, kv, d, parts, k_cache.dtype)
+    _check_rope_inputs("attention", cos, sin, pos, batch, d, {"q_norm_w": q_norm_w, "k_norm_w": k_norm_w})
     group = heads // kv
     t = tile_arange(batch * kv * splits)
     s, h, b = t % splits, (t // splits) % kv, t // (splits * kv)
-    last = s == splits - 1  # only the last split reads the new key and value, and hands them to the combine
+    last = s == splits - 1  # only the last split reads the new key and value, and caches them
     new_head = ((0, parts), (b, 1), (h * d, last * d))
-    part = ((b, 1), (h * group, group), (s, 1), ALL)
     cache = ((b, 1), (h, 1), ALL, ALL)
+    heads_parts = ((b, 1), (h * group, group), ALL, ALL)  # every split's, read by the group's last to finish
     reads = {"q": ((0, parts), (b, 1), (h * group * d, group * d)), "k": new_head, "v": new_head, "cos": (ALL, ALL),
-             "sin": (ALL, ALL), "pos": ((b, 1),), "k_cache": cache, "v_cache": cache}
+             "sin": (ALL, ALL), "pos": ((b, 1),), "k_cache": cache, "v_cache": cache, "o_part": heads_parts,
+             "ml_part": heads_parts}
     constexprs = {"KV": kv, "GROUP": group, "G_PAD": max(16, triton.next_power_of_2(group)), "D": d,
                   "D_PAD": max(16, triton.next_power_of_2(d)), "S_MAX": s_max, "SPLITS": splits,
+                  "S_PAD": triton.next_power_of_2(splits), "G_MERGE": triton.next_power_of_2(group),
                   "BLOCK_S": max(16, BLOCK_S),
                   # tl.dot rounds fp32 inputs to tf32 unless told otherwise (its inputs are in the cache dtype)
                   "PRECISION": "ieee" if k_cache.dtype == torch.float32 else None,
@@ -329,97 +334,67 @@ def _attention_plan(q, k, v, cos, sin, pos, k_cache, v_cache, o_part, ml_part, n
             constexprs[norm] = None
         else:
             reads[norm] = (ALL,)
+    part = ((b, 1), (h * group, group), (s, 1), ALL)
+    # the splits of one (row, KV head) are a ticket group: the last to finish merges them into the group's heads
     return TilePlan(t.size, reads=reads,
-                    writes={"o_part": part, "ml_part": part, "new_kv": ((b, 1), (h, 1), (0, last * 2), ALL)},
+                    writes={"o_part": part, "ml_part": part, "k_cache": cache, "v_cache": cache,
+                            "out": ((0, 1), (b, 1), (h * group * d, group * d))},
                     scalars={"B": batch, "scale": float(scale), "window": int(window or 0)},
-                    constexprs=constexprs, cost=1.0)
+                    constexprs=constexprs, cost=1.0, tickets=t // splits)
 
 
-@triton.jit
-def attention_combine_prefetch(pos, tile, H: tl.constexpr, S_MAX: tl.constexpr):
-    """Before the tile waits: the new token's slot (the previous launch wrote it)."""
-    return tl.minimum(tl.load(pos + tile // H), S_MAX - 1)
-
-
-@triton.jit
-def attention_combine_tile(o_part, ml_part, new_kv, out, k_cache, v_cache, tile, B, prefetched, marks,
-                           H: tl.constexpr, KV: tl.constexpr, D: tl.constexpr, D_PAD: tl.constexpr,
-                           S_MAX: tl.constexpr, SPLITS: tl.constexpr, S_PAD: tl.constexpr):
-    b = tile // H
-    h = tile % H
-    kv = h // (H // KV)
-    first = h % (H // KV) == 0  # the group's first head caches the new token's key and value
+@triton.jit(noinline=True)
+def _merge(o_part, ml_part, out, bh, GROUP: tl.constexpr, G_MERGE: tl.constexpr, D: tl.constexpr,
+           D_PAD: tl.constexpr, SPLITS: tl.constexpr, S_PAD: tl.constexpr):
+    """The heads of KV group ``bh`` (row b * KV + KV head) from their splits' outputs, maxima and sums: every
+    head's splits loaded at once (one round trip; head by head took Qwen3-0.6B 22 us a step slower on an H100).
+    A function of its own (noinline): inlined, the sampling MegaKernel of Qwen3-0.6B spilled 72 bytes, against 32
+    (ptxas, sm_90a)."""
+    g = tl.arange(0, G_MERGE)
     s = tl.arange(0, S_PAD)
     d = tl.arange(0, D_PAD)
-    new = new_kv + (b * KV + kv) * 2 * D + d
-    kn = tl.load(new, mask=first & (d < D), other=0.0)
-    vn = tl.load(new + D, mask=first & (d < D), other=0.0)
-    row = tile * SPLITS + s
-    m = tl.load(ml_part + row * 2, mask=s < SPLITS, other=float("-inf"))
-    l_s = tl.load(ml_part + row * 2 + 1, mask=s < SPLITS, other=0.0)
-    o = tl.load(o_part + row[:, None] * D + d[None, :], mask=(s[:, None] < SPLITS) & (d[None, :] < D), other=0.0)
-    m_max = tl.max(m, axis=0)
-    mark(marks, 0, m_max)  # the splits' maxima have arrived
-    weight = tl.exp(m - m_max)
-    weight = tl.where(s < SPLITS, weight, 0.0)
-    res = tl.sum(o * weight[:, None], axis=0) / tl.sum(l_s * weight, axis=0)
-    mark(marks, 1, res)  # the splits are merged
-    tl.store(out + tile * D + d, res.to(out.dtype.element_ty), mask=d < D)
-    slot = ((b * KV + kv) * S_MAX + prefetched) * D + d
-    tl.store(k_cache + slot, kn, mask=first & (d < D))
-    tl.store(v_cache + slot, vn, mask=first & (d < D))
-    mark(marks, 2, tile)  # the stores are issued; the release follows
+    row = (bh * GROUP + g[:, None]) * SPLITS + s[None, :]  # [G_MERGE, S_PAD]
+    rm = (g[:, None] < GROUP) & (s[None, :] < SPLITS)
+    m = tl.load(ml_part + row * 2, mask=rm, other=float("-inf"))
+    l_s = tl.load(ml_part + row * 2 + 1, mask=rm, other=0.0)
+    o = tl.load(o_part + row[:, :, None] * D + d[None, None, :], mask=rm[:, :, None] & (d[None, None, :] < D),
+                other=0.0)
+    weight = tl.where(rm, tl.exp(m - tl.max(m, axis=1)[:, None]), 0.0)
+    res = tl.sum(o * weight[:, :, None], axis=1) / tl.sum(l_s * weight, axis=1)[:, None]
+    tl.store(out + (bh * GROUP + g[:, None]) * D + d[None, :], res.to(out.dtype.element_ty),
+             mask=(g[:, None] < GROUP) & (d[None, :] < D))
 
 
-def attention_combine_reference(o_part, ml_part, new_kv, pos, out, k_cache, v_cache, tile, H, KV, D):
-    b, h = divmod(tile, H)
-    m, l_s = ml_part[b, h].float().unbind(1)
-    weight = torch.exp(m - m.max())
-    out[0, b, h * D:(h + 1) * D] = (o_part[b, h].float() * weight[:, None]).sum(0) / (l_s * weight).sum()
-    if h % (H // KV) == 0:
-        kv, p = h // (H // KV), _clamped_pos(pos, b, k_cache.shape[2])
-        k_cache[b, kv, p], v_cache[b, kv, p] = new_kv[b, kv]
+@triton.jit
+def attention_tile(q, k, v, cos, sin, q_norm_w, k_norm_w, k_cache, v_cache, o_part, ml_part, out, tile, B, scale,
+                   window, prefetched, marks, ticket, KV: tl.constexpr, GROUP: tl.constexpr, G_PAD: tl.constexpr,
+                   D: tl.constexpr, D_PAD: tl.constexpr, S_MAX: tl.constexpr, SPLITS: tl.constexpr,
+                   S_PAD: tl.constexpr, G_MERGE: tl.constexpr, BLOCK_S: tl.constexpr, PRECISION: tl.constexpr,
+                   Q_EPS: tl.constexpr, K_EPS: tl.constexpr, PARTS: tl.constexpr):
+    _split(q, k, v, cos, sin, q_norm_w, k_norm_w, k_cache, v_cache, o_part, ml_part, tile, B, scale, window,
+           prefetched, marks, KV, GROUP, G_PAD, D, D_PAD, S_MAX, SPLITS, BLOCK_S, PRECISION, Q_EPS, K_EPS, PARTS)
+    if take_ticket(ticket, tile // SPLITS, SPLITS):  # the last split of its (row, KV head) to finish
+        _merge(o_part, ml_part, out, tile // SPLITS, GROUP, G_MERGE, D, D_PAD, SPLITS, S_PAD)
 
 
-def _combine_plan(o_part, ml_part, new_kv, pos, out, k_cache, v_cache):
-    batch, heads, splits, d = o_part.shape
-    if tuple(out.shape) != (1, batch, heads * d) or not out.is_contiguous():
-        raise TaskDefinitionError(f"attention_combine: out must be a contiguous [1, B, H * D] = "
-                                  f"{(1, batch, heads * d)} tensor; got {tuple(out.shape)}")
-    if (k_cache.dim() != 4 or k_cache.shape != v_cache.shape or k_cache.shape[3] != d or heads % k_cache.shape[1]
-            or k_cache.shape[0] < batch or not (k_cache.is_contiguous() and v_cache.is_contiguous())):
-        raise TaskDefinitionError(f"attention_combine: caches must be contiguous [B_max, KV, S_max, {d}] tensors of "
-                                  f"one shape, KV dividing {heads} heads; got {tuple(k_cache.shape)} and "
-                                  f"{tuple(v_cache.shape)}")
-    _, kv, s_max, _ = k_cache.shape
-    if tuple(new_kv.shape) != (batch, kv, 2, d) or not new_kv.is_contiguous() or pos.dim() != 1 or pos.shape[0] < batch:
-        raise TaskDefinitionError(f"attention_combine: new_kv must be a contiguous [B, KV, 2, D] = {(batch, kv, 2, d)} "
-                                  f"tensor and pos a [B] vector; got {tuple(new_kv.shape)} and {tuple(pos.shape)}")
-    group = heads // kv
-    t = tile_arange(batch * heads)
-    b, h = t // heads, t % heads
-    first = h % group == 0  # the tiles that cache their KV group's new key and value
-    part = ((b, 1), (h, 1), ALL, ALL)
-    cache = ((b, 1), (h // group, first * 1), ALL, ALL)
-    reads = {"o_part": part, "ml_part": part, "new_kv": ((b, 1), (h // group, 1), (0, first * 2), ALL),
-             "pos": ((b, 1),)}
-    return TilePlan(t.size, reads=reads,
-                    writes={"out": ((0, 1), (b, 1), (h * d, d)), "k_cache": cache, "v_cache": cache},
-                    scalars={"B": batch},
-                    constexprs={"H": heads, "KV": kv, "D": d, "D_PAD": triton.next_power_of_2(d), "S_MAX": s_max,
-                                "SPLITS": splits, "S_PAD": triton.next_power_of_2(splits)},
-                    cost=0.5)
+def attention_reference(q, k, v, cos, sin, pos, q_norm_w, k_norm_w, k_cache, v_cache, o_part, ml_part, out, tile,
+                        scale, window, KV, GROUP, D, SPLITS, Q_EPS, K_EPS):
+    """A split; the last of its group (in tile order) then merges the group's heads."""
+    _split_reference(q, k, v, cos, sin, pos, q_norm_w, k_norm_w, k_cache, v_cache, o_part, ml_part, tile, scale,
+                     window, KV, GROUP, D, SPLITS, Q_EPS, K_EPS)
+    if tile % SPLITS == SPLITS - 1:
+        b, h = divmod(tile // SPLITS, KV)
+        heads = slice(h * GROUP, (h + 1) * GROUP)
+        m, l_s = ml_part[b, heads].float().unbind(2)  # [GROUP, SPLITS] each
+        weight = torch.exp(m - m.amax(1, keepdim=True))
+        merged = (o_part[b, heads].float() * weight[..., None]).sum(1) / (l_s * weight).sum(1)[:, None]
+        out[0, b, h * GROUP * D:(h + 1) * GROUP * D] = merged.flatten()
 
 
-_PARTIAL_INPUTS = ("q", "k", "v", "cos", "sin", "pos", "k_cache", "v_cache")
-_PARTIAL_OUTPUTS = ("o_part", "ml_part", "new_kv")
-attention_partial = register_task("attention_partial", attention_partial_tile, inputs=_PARTIAL_INPUTS,
-                                  outputs=_PARTIAL_OUTPUTS, plan=_attention_plan,
-                                  prefetch=attention_partial_prefetch, reference=attention_partial_reference)
-qk_norm_attention_partial = register_task("qk_norm_attention_partial", attention_partial_tile,
-                                          inputs=_PARTIAL_INPUTS + ("q_norm_w", "k_norm_w"),
-                                          outputs=_PARTIAL_OUTPUTS, plan=_attention_plan,
-                                          prefetch=attention_partial_prefetch, reference=attention_partial_reference)
-attention_combine = register_task("attention_combine", attention_combine_tile, inputs=("o_part", "ml_part", "new_kv", "pos"),
-                                  outputs=("out", "k_cache", "v_cache"), plan=_combine_plan,
-                                  prefetch=attention_combine_prefetch, reference=attention_combine_reference)
+_INPUTS = ("q", "k", "v", "cos", "sin", "pos")
+_OUTPUTS = ("k_cache", "v_cache", "o_part", "ml_part", "out")
+attention = register_task("attention", attention_tile, inputs=_INPUTS, outputs=_OUTPUTS, plan=_attention_plan,
+                          prefetch=attention_prefetch, reference=attention_reference)
+qk_norm_attention = register_task("qk_norm_attention", attention_tile, inputs=_INPUTS + ("q_norm_w", "k_norm_w"),
+                                  outputs=_OUTPUTS, plan=_attention_plan, prefetch=attention_prefetch,
+                                  reference=attention_reference)

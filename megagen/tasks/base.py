@@ -10,10 +10,11 @@ plan must name every element a tile touches (a superset is safe but serialises).
 Tile functions bind their arguments by name: each parameter of the ``@triton.jit``
 function must be a tensor name (it receives a typed pointer), a scalar or a
 constexpr from the plan, ``tile`` (the tile index), ``rank`` and ``WORLD`` (this
-rank and the constexpr number of ranks, for tensor parallelism), ``marks`` (profile marks), ``stage`` (the CTA's
-staging area in shared memory, for a plan whose constexpr ``STAGED`` is true: ``megagen.tasks.staging``; None
-in the interpreter) or, for the main function of a task with a ``prefetch`` part, ``prefetched`` (what
-``prefetch`` returned).
+rank and the constexpr number of ranks, for tensor parallelism), ``marks`` (profile marks), ``stage`` (the
+CTA's staging area in shared memory, for a plan whose constexpr ``STAGED`` is true: ``megagen.tasks.staging``; None
+in the interpreter), ``ticket`` (its op's ticket counters, for a plan with ``tickets``:
+``megagen.scoreboard.device.take_ticket``) or, for the main function of a task with a ``prefetch`` part,
+``prefetched`` (what ``prefetch`` returned).
 
 Communication tasks name *peer inputs*: tensors the tile reads on every rank. All ranks
 run the same graph, so every rank holds its own copy of such a tensor (allocated with
@@ -53,13 +54,13 @@ _RESERVED = {"tile", "prefetched", "task", "rec", "argrow", "variant", "dep0", "
              "profile", "CLOCK", "t_start", "t_wait_done", "profile_clock", "profile_task", "rank", "WORLD",
              "counter_table", "wait_peer_deps", "peer_task", "rank_counters", "PEERS", "marks", "PROFILE_FIELDS",
              "PROFILE_HEADER_ROWS", "PROFILE_MARK_SLOT", "stage", "stage_area", "stage_wait", "shared_end",
-             "arg_area", "store_args", "task_arg"}
+             "arg_area", "store_args", "task_arg", "ticket"}
 # Names a tile function (or reference) may take besides its tensors and plan values, bound by the driver.
 DRIVER_VALUES = ("tile", "rank", "WORLD")
 # ... and a tile or prefetch function alone: its profile marks (megagen.profiler_device.mark; None unless profiling),
-# and the CTA's staging area in shared memory (megagen.tasks.staging; None in the interpreter and where no op of the
-# build has a plan constexpr STAGED true).
-TILE_DRIVER_VALUES = ("marks", "stage")
+# the CTA's staging area in shared memory (megagen.tasks.staging; None in the interpreter and where no op of the
+# build has a plan constexpr STAGED true), and its op's ticket counters (TilePlan.tickets).
+TILE_DRIVER_VALUES = ("marks", "stage", "ticket")
 
 # Dtypes a tile function can receive pointers to, with their Triton names.
 TRITON_DTYPES = {
@@ -97,6 +98,14 @@ class TilePlan:
     other op sees them as writes. The tensor must hold the sum's starting value when the op
     runs: zeros or a partial result written by an earlier op of the same launch.
 
+    ``tickets`` gives each tile a ticket group (ints from 0) for a tile function that takes ``ticket``: a tile
+    calls ``take_ticket`` on its group's counter once it has written its share, and the group's last tile to do
+    so (the only one it returns true in) may then read what the others wrote and write what they read (the
+    attention's last split merges the splits' partial results). So, within the op, the boxes of one group's tiles
+    may overlap, and the op may read what it writes itself; the tile function keeps such accesses to the group's
+    last tile. Other ops see every declared access as usual. A reference runs an op's tiles in order, so its
+    group's last tile in that order does what the last to finish does on the device.
+
     ``fixed_point`` maps integer outputs that hold fixed-point numbers to their units a 1.0:
     ``megagen.find_mismatch`` compares those as numbers, within its float tolerance, not exactly
     (an integer sum of fp32 partial products rounds them the way the tile summed them).
@@ -109,6 +118,7 @@ class TilePlan:
     constexprs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     cost: float | np.ndarray | None = None
     accumulate: tuple[str, ...] = ()
+    tickets: np.ndarray | None = None
     fixed_point: Mapping[str, float] = dataclasses.field(default_factory=dict)
 
 
@@ -180,6 +190,23 @@ class TaskType:
             raise TaskDefinitionError(f"task '{self.name}': reference {ref.__name__} takes 'prefetched'; a "
                                       "reference loads what it needs from the tensors itself")
 
+    def _check_tickets(self, plan: TilePlan) -> None:
+        takes = "ticket" in param_names(self.fn)
+        if plan.tickets is None:
+            if takes:
+                raise TaskDefinitionError(f"task '{self.name}': its tile function takes 'ticket' but its plan gives "
+                                          "no tickets (a ticket group per tile)")
+            return
+        if not takes:
+            raise TaskDefinitionError(f"task '{self.name}': its plan gives tickets but its tile function takes no "
+                                      "'ticket' to take them with")
+        groups = np.asarray(plan.tickets)
+        if (groups.shape != (int(plan.num_tiles),) or groups.dtype.kind not in "iu"
+                or (groups.size and groups.min() < 0)):
+            raise TaskDefinitionError(f"task '{self.name}': tickets must hold one ticket group (an int >= 0) per "
+                                      f"tile, {int(plan.num_tiles)} in all; got {groups.dtype} of shape {groups.shape}")
+        plan.tickets = groups.astype(np.int64)
+
     @property
     def tensor_names(self) -> tuple[str, ...]:
         return self.inputs + self.outputs
@@ -221,6 +248,7 @@ class TaskType:
             if stray:
                 raise TaskDefinitionError(f"task '{self.name}': plan {what} {stray}, which are not among its outputs "
                                           f"{self.outputs}")
+        self._check_tickets(plan)
         clash = (set(plan.scalars) | set(plan.constexprs)) & _RESERVED
         if clash:
             raise TaskDefinitionError(f"task '{self.name}': plan value names {sorted(clash)} are reserved; rename them")
@@ -232,8 +260,8 @@ class TaskType:
             extra = {"prefetched", *TILE_DRIVER_VALUES} if device else set()
             unknown = [a for a in param_names(fn) if a not in known and a not in extra]
             if unknown:
-                allowed = ("plan constexprs, 'tile', 'rank', 'WORLD', 'marks', 'stage' nor 'prefetched'" if device
-                           else "plan constexprs, 'tile', 'rank' nor 'WORLD'")
+                allowed = ("plan constexprs, 'tile', 'rank', 'WORLD', 'marks', 'stage', 'ticket' nor 'prefetched'"
+                           if device else "plan constexprs, 'tile', 'rank' nor 'WORLD'")
                 raise TaskDefinitionError(
                     f"task '{self.name}': {fn.__name__} takes {unknown}, which are neither tensors, plan scalars, "
                     f"{allowed}")
