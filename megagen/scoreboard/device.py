@@ -104,6 +104,19 @@ def aborted_flag(control):
     return tl.atomic_add(control + CONTROL_ABORT, 0, sem="relaxed", scope="gpu")
 
 
+# A spinning wait reads the abort flag once every ABORT_EVERY polls: every spinning CTA of the launch reads that one
+# flag, with an atomic (one a CTA, broadcast), so each read queues behind the others' at the flag's L2 slice.
+ABORT_EVERY = tl.constexpr(32)
+
+
+@triton.jit
+def _abort_seen(control, aborted, spins):
+    """``aborted``, refreshed from the flag on every ABORT_EVERY-th spin."""
+    if spins % ABORT_EVERY == ABORT_EVERY - 1:
+        aborted = aborted_flag(control)
+    return aborted
+
+
 @triton.jit
 def _record_stall(control, task, counter, seen, need, cta, epoch, rank, peer):
     """The first CTA to give up writes what it was waiting for, then raises the abort flag."""
@@ -133,7 +146,7 @@ def _poll_block(counters, control, lanes_idx, need, valid, aborted, task, cta, e
         seen = tl.atomic_add(counters + lanes_idx, 0, mask=valid, sem="acquire", scope=SCOPE)
         lanes = tl.where(valid & (seen < need), 1, 0)
         missing = tl.sum(lanes, axis=0)
-        aborted = aborted_flag(control)
+        aborted = _abort_seen(control, aborted, spins)
         spins += 1
     ok = 1
     if missing > 0:
@@ -171,7 +184,7 @@ def wait_deps(deps, counters, control, dep0, dep_begin, dep_end, epoch, task, ct
             spins = 0
             while (seen < need) & (aborted == 0) & (spins < MAX_SPINS):
                 seen = tl.atomic_add(counters + counter, 0, sem="acquire", scope=SCOPE)
-                aborted = aborted_flag(control)
+                aborted = _abort_seen(control, aborted, spins)
                 spins += 1
             if seen < need:
                 if aborted == 0:
@@ -230,7 +243,7 @@ def wait_peer_deps(deps, counter_table, control, dep0, dep_begin, dep_end, epoch
         while (missing > 0) & (aborted == 0) & (spins < MAX_SPINS):
             lanes, seen = _peer_missing(bases, idx, need, valid, WORLD, PEERS)
             missing = tl.sum(tl.sum(lanes, axis=1), axis=0)
-            aborted = aborted_flag(control)
+            aborted = _abort_seen(control, aborted, spins)
             spins += 1
         if missing > 0:
             if aborted == 0:
