@@ -14,6 +14,9 @@ producers' writes. ``SCOPE`` is "gpu" within one GPU and "sys" across ranks.
 ``FENCE`` is off only in the interpreter, which runs programs one after another
 and cannot run inline PTX; there the increments are plain release atomics.
 
+Tickets (``take_ticket``): counters of the same kind that a ticket group's tiles increment once each when they
+have written their share; the one that finds the group complete does what needs all of them.
+
 Ranks: every rank runs the same graph with its own counters (``counter_table[rank]``, in
 symmetric memory), so a task has the same id everywhere. A communication task waits for
 its dependencies on every rank (``wait_peer_deps``, system scope), and tiles whose output

@@ -20,7 +20,7 @@ between the projections and attention; it also caches the new key and value at s
 no split reads. Each tile writes an unnormalised output with its running max and sum, then
 takes a ticket (``megagen.scoreboard.device.take_ticket``): the group's last tile to take one
 merges every split into the group's heads of ``out``. A combine phase of its own, which this
-replaced, cost a dependency hop more: Qwen3-0.6B 0.7990 -> 0.7847 ms a step on an H100
+replaced, cost a dependency hop more: Qwen3-0.6B 0.8020 -> 0.7845 ms a step on an H100
 (BENCHMARKS.md, 2026-11-27).
 """
 import torch
