@@ -123,7 +123,7 @@ def build_kernel(graphs, scheduler, *, num_ctas: int, interleaved: bool, validat
     simulation = simulate(schedule, dag, task_costs(graph)) if validate else None
 
     variants, op_variant = variants_of(graph, world_size)
-    op_tickets = [0 if op.plan.tickets is None else int(op.plan.tickets.max()) + 1 for op in graph.ops]
+    op_tickets = [op.plan.ticket_groups for op in graph.ops]
     tickets = ticket_bases(dag, op_tickets)
     tables = []
     for i, g in enumerate(graphs):

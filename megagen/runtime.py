@@ -308,7 +308,7 @@ class OpLaunches:
             args = [torch.tensor([op.tensors[n].data_ptr()], device=op.tensors[n].device) if n in v.peers
                     else op.tensors[n] for n in v.tensor_dtypes] + [op.plan.scalars[n] for n, _ in v.scalars]
             if v.takes_ticket:  # the op's own ticket counters, one a group, taken by every launch
-                args.append(torch.zeros(int(op.plan.tickets.max()) + 1, dtype=torch.int64, device=graph.device))
+                args.append(torch.zeros(op.plan.ticket_groups, dtype=torch.int64, device=graph.device))
             self._launches.append((modules[v.id].standalone, (op.num_tiles,), args))
         self.num_warps = num_warps
         self.pdl = pdl

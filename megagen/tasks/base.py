@@ -121,6 +121,11 @@ class TilePlan:
     tickets: np.ndarray | None = None
     fixed_point: Mapping[str, float] = dataclasses.field(default_factory=dict)
 
+    @property
+    def ticket_groups(self) -> int:
+        """How many ticket counters the op takes: its largest ticket group + 1 (none without tickets)."""
+        return 0 if self.tickets is None else int(np.max(self.tickets)) + 1
+
 
 def _arg_names(fn) -> list[str]:
     names = getattr(fn, "arg_names", None)
