@@ -185,6 +185,12 @@ class Tiling:
     # batch-1 GEMV tiles whose weight box fits the staging area copy it into shared memory before they wait, and
     # multiply from there (megagen.tasks.staging); GPU drivers only
     stage_weights: bool = True
+    # at batch 1, where the o projection stages its weights, its tiles merge the attention's splits of their heads
+    # themselves (megagen.tasks.linear.merge_gemv_residual), and the last split of each KV head no longer does: one
+    # round trip less between the attention and o, for an o input of every split. On an H100 Qwen3-0.6B measured
+    # 0.7580 -> 0.7383 ms a step (sampling 0.8199 -> 0.8098); Llama-3.2-1B, whose o tiles stream their weights and
+    # form their input once a weight block, 1.0559 -> 1.0845 (BENCHMARKS.md, 2026-11-27)
+    merge_in_o: bool = True
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -465,6 +471,13 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
                     return False
         return True
 
+    def o_merges_heads(a, tiles: GemvTiles) -> bool:
+        """Whether the o projection (``tiles``) can merge the attention's splits itself: batch 1, and weight blocks
+        and K chunks of whole heads."""
+        block_k, chunk = Lin.split_k_blocks(a.o.weight.shape[1], tiles.split, batch, tiles.block_n, tiles.block_k,
+                                            tiling.batch_block_rows)
+        return batch == 1 and block_k % a.head_dim == 0 and chunk % a.head_dim == 0
+
     layer_tiles = [projection_tiles(layer) for layer in decoder.layers]
     staged = stages_every_projection()
 
@@ -497,22 +510,24 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         splits = tiling.attention_splits(batch, a.kv_heads, max_keys, key_bytes)
         o_part = act(batch, a.heads, splits, a.head_dim, dtype=torch.float32)
         ml_part = act(batch, a.heads, splits, 2, dtype=torch.float32)
-        attn = act(1, batch, a.heads * a.head_dim)
         cache = dict(k_cache=state.k_cache[i], v_cache=state.v_cache[i])
-        task, norms = A.attention, {}
+        merge_in_o = tiling.merge_in_o and staged and not fused and o_merges_heads(a, tiles["o"])
+        # the splits merged by the o projection, or by the last split of each KV head into ``attn``
+        merged = {} if merge_in_o else dict(out=act(1, batch, a.heads * a.head_dim))
+        task, norms = A.split_attention if merge_in_o else A.attention, {}
         if a.q_norm is not None:
             g.input(a.q_norm.weight, a.k_norm.weight)
-            task = A.qk_norm_attention
+            task = A.qk_norm_split_attention if merge_in_o else A.qk_norm_attention
             norms = dict(q_norm_w=a.q_norm.weight, k_norm_w=a.k_norm.weight, q_eps=a.q_norm.eps, k_eps=a.k_norm.eps)
         g.add(task, name=f"L{i}.attention", q=proj["q"], k=proj["k"], v=proj["v"], cos=state.cos, sin=state.sin,
-              pos=state.pos, o_part=o_part, ml_part=ml_part, out=attn, scale=a.scaling, window=a.window or 0,
-              BLOCK_S=tiling.attention_block, **cache, **norms)
+              pos=state.pos, o_part=o_part, ml_part=ml_part, scale=a.scaling, window=a.window or 0,
+              BLOCK_S=tiling.attention_block, **merged, **cache, **norms)
         if fused:
             # o's partial sums and the fixed-point part the fused MLP accumulates (o clears it): the next residual
             # stream is both
             o_tiles = tiles["o"]
             h, mlp = act(o_tiles.split, batch, hidden, dtype=torch.float32), act(1, batch, hidden, dtype=torch.int64)
-            linear(stream_reader(Lin.gemv_residual_zero), a.o.weight, h, f"L{i}.o_proj", o_tiles, x=attn, zero=mlp,
+            linear(stream_reader(Lin.gemv_residual_zero), a.o.weight, h, f"L{i}.o_proj", o_tiles, x=merged["out"], zero=mlp,
                    **stream("residual"))
             # the down weights column-major: a tile's 16 columns are 16 rows of memory, where the model's
             # layout gives 32 bytes of every row (measured 190 us a step slower for Qwen3-0.6B)
@@ -522,7 +537,12 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
                   **tiling.mlp_tiles(layer.intermediate_size))
             resid, resid_fixed = h, mlp
             continue
-        resid = residual_linear(Lin.gemv_residual, Lin.gemv, a.o.weight, f"L{i}.o_proj", resid, tiles["o"], x=attn)
+        if merge_in_o:
+            resid = residual_linear(Lin.merge_gemv_residual, Lin.merge_gemv, a.o.weight, f"L{i}.o_proj", resid,
+                                    tiles["o"], x=o_part, x2=ml_part)
+        else:
+            resid = residual_linear(Lin.gemv_residual, Lin.gemv, a.o.weight, f"L{i}.o_proj", resid, tiles["o"],
+                                    x=merged["out"])
 
         if layer.experts is not None:
             post = dict(x=resid, norm_w=layer.post_norm.weight, eps=layer.post_norm.eps)

@@ -180,8 +180,9 @@ def test_attention_tile_issues_its_loads_in_one_round_trip():
     before it, and each load after it pays a round trip of its own. Five such round trips one after another had
     cost Qwen3-0.6B 1.5-2.7% of a step on an H100 (BENCHMARKS.md, 2026-11-26, ninth session). Its merge (after
     its ticket, an ``ATOMG``, in the last split to finish) loads every split's outputs before its first barrier
-    likewise."""
-    code = _python([str(ROOT / "benchmarks" / "ptxas_report.py"), "--preset", "Qwen3-0.6B", "--sass", "L0.attention"])
+    likewise. (By default the o projection merges Qwen3-0.6B's splits: the merging form is built here.)"""
+    code = _python([str(ROOT / "benchmarks" / "ptxas_report.py"), "--preset", "Qwen3-0.6B", "--sass", "L0.attention",
+                    "--option", "merge_in_o=False"])
     lines = code.splitlines()
     wait = next(i for i, line in enumerate(lines) if "ACQBULK" in line)
     barrier = next(i for i in range(wait, len(lines)) if "BAR.SYNC" in lines[i])

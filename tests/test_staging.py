@@ -119,3 +119,43 @@ def test_a_staged_decode_step_gives_the_register_paths_tokens(device):
         assert runner.kernel(1, False).build.staging == stage
         runs[stage] = runner.generate(ids, max_new_tokens=12)
     assert torch.equal(runs[True], runs[False])
+
+
+def _o_inputs(graph) -> dict:
+    return {op.name: (op.task.name, sorted(op.tensors)) for op in graph.ops if op.name.endswith((".attention", ".o_proj"))}
+
+
+def test_the_o_projection_merges_the_attention_splits_where_it_stages():
+    decoder = _decoder()
+    state = DecodeState.allocate(decoder, 1, 64)
+    merged = _o_inputs(decode_graph(decoder, state, 1, Tiling(8)))
+    assert merged["L0.attention"][0] == "qk_norm_split_attention" and "out" not in merged["L0.attention"][1]
+    assert merged["L0.o_proj"] == ("merge_gemv_residual", ["residual", "w", "x", "x2", "y"])
+    # the last split of each KV head merges them where o does not stage, at a batch, or when told to
+    for graph in (decode_graph(decoder, state, 1, Tiling(8, stage_weights=False)),
+                  decode_graph(decoder, DecodeState.allocate(decoder, 2, 64), 2, Tiling(8)),
+                  decode_graph(decoder, state, 1, Tiling(8, merge_in_o=False))):
+        ops = _o_inputs(graph)
+        assert ops["L0.attention"][0] == "qk_norm_attention" and ops["L0.o_proj"][0] in ("gemv_residual", "gemv")
+
+
+@pytest.mark.parametrize("name", ["tiny-qwen3", "tiny-llama"])
+def test_o_tiles_merging_the_splits_decode_as_the_last_split_merging_them(name):
+    """The same bf16 model, context and prompt; each op agrees with its reference, and the logits of the two forms
+    agree (both round the merged heads to the model dtype; only the order of their sums may differ)."""
+    device = "cpu" if interpreting() else "cuda"
+    torch.manual_seed(0)
+    model = models.random_model(name, dtype=torch.bfloat16, device=device)
+    prompt = torch.randint(3, model.config.vocab_size, (1, 7), device=device)
+    logits, tokens = {}, {}
+    for merge_in_o in (True, False):
+        runner = megagen.build(model, max_seq_len=32, merge_in_o=merge_in_o)
+        tasks = {op.task.name for op in runner.task_graph.ops}
+        assert ("merge_gemv_residual" in tasks) == merge_in_o
+        tokens[merge_in_o] = runner.generate(prompt, max_new_tokens=3)
+        lm_head = next(op for op in runner.task_graph.ops if op.name == "lm_head")
+        logits[merge_in_o] = lm_head.tensors["y"].float().clone()  # the last step's
+        if merge_in_o:
+            assert megagen.find_mismatch(runner.task_graph) is None
+    assert torch.equal(tokens[True], tokens[False])
+    assert_matches(logits[True], logits[False], rtol=2e-2, atol=2e-2)

@@ -21,7 +21,9 @@ no split reads. Each tile writes an unnormalised output with its running max and
 takes a ticket (``megagen.scoreboard.device.take_ticket``): the group's last tile to take one
 merges every split into the group's heads of ``out``. A combine phase of its own, which this
 replaced, cost a dependency hop more: Qwen3-0.6B 0.8020 -> 0.7845 ms a step on an H100
-(BENCHMARKS.md, 2026-11-27).
+(BENCHMARKS.md, 2026-11-27). ``split_attention`` is the splits alone, for an o projection that
+merges them itself (``megagen.tasks.linear.merge_gemv_residual``), which saves the ticket's round
+trip and the merge's: the decode does so at batch 1 where the o projection stages its weights.
 """
 import torch
 import triton
@@ -288,8 +290,9 @@ def _split_reference(q, k, v, cos, sin, pos, q_norm_w, k_norm_w, k_cache, v_cach
     ml_part[b, heads, s] = torch.stack([m, prob.sum(1)], 1)
 
 
-def _attention_plan(q, k, v, cos, sin, pos, k_cache, v_cache, o_part, ml_part, out, scale, q_norm_w=None,
+def _attention_plan(q, k, v, cos, sin, pos, k_cache, v_cache, o_part, ml_part, scale, out=None, q_norm_w=None,
                     k_norm_w=None, q_eps=1e-6, k_eps=1e-6, window=0, BLOCK_S=32):
+    """The splits, and with ``out`` their merge by the last split of each (row, KV head) to finish."""
     if k_cache.dim() != 4 or k_cache.shape != v_cache.shape or not (k_cache.is_contiguous() and v_cache.is_contiguous()):
         raise TaskDefinitionError(f"attention: caches must be contiguous [B_max, KV, S_max, D] tensors of one "
                                   f"shape; got {tuple(k_cache.shape)} and {tuple(v_cache.shape)}")
@@ -304,7 +307,7 @@ def _attention_plan(q, k, v, cos, sin, pos, k_cache, v_cache, o_part, ml_part, o
     if tuple(ml_part.shape) != (batch, heads, splits, 2):
         raise TaskDefinitionError(f"attention: ml_part must be [B, H, SPLITS, 2] = "
                                   f"{(batch, heads, splits, 2)}; got {tuple(ml_part.shape)}")
-    if tuple(out.shape) != (1, batch, heads * d) or not out.is_contiguous():
+    if out is not None and (tuple(out.shape) != (1, batch, heads * d) or not out.is_contiguous()):
         raise TaskDefinitionError(f"attention: out must be a contiguous [1, B, H * D] = {(1, batch, heads * d)} tensor; "
                                   f"got {tuple(out.shape)}")
     parts = q.shape[0] if q.dim() == 3 else 1
@@ -318,10 +321,10 @@ def _attention_plan(q, k, v, cos, sin, pos, k_cache, v_cache, o_part, ml_part, o
     last = s == splits - 1  # only the last split reads the new key and value, and caches them
     new_head = ((0, parts), (b, 1), (h * d, last * d))
     cache = ((b, 1), (h, 1), ALL, ALL)
-    heads_parts = ((b, 1), (h * group, group), ALL, ALL)  # every split's, read by the group's last to finish
     reads = {"q": ((0, parts), (b, 1), (h * group * d, group * d)), "k": new_head, "v": new_head, "cos": (ALL, ALL),
-             "sin": (ALL, ALL), "pos": ((b, 1),), "k_cache": cache, "v_cache": cache, "o_part": heads_parts,
-             "ml_part": heads_parts}
+             "sin": (ALL, ALL), "pos": ((b, 1),), "k_cache": cache, "v_cache": cache}
+    if out is not None:  # every split's, read by the group's last to finish
+        reads["o_part"] = reads["ml_part"] = ((b, 1), (h * group, group), ALL, ALL)
     constexprs = {"KV": kv, "GROUP": group, "G_PAD": max(16, triton.next_power_of_2(group)), "D": d,
                   "D_PAD": max(16, triton.next_power_of_2(d)), "S_MAX": s_max, "SPLITS": splits,
                   "S_PAD": triton.next_power_of_2(splits), "G_MERGE": triton.next_power_of_2(group),
@@ -335,10 +338,11 @@ def _attention_plan(q, k, v, cos, sin, pos, k_cache, v_cache, o_part, ml_part, o
         else:
             reads[norm] = (ALL,)
     part = ((b, 1), (h * group, group), (s, 1), ALL)
+    writes = {"o_part": part, "ml_part": part, "k_cache": cache, "v_cache": cache}
+    if out is not None:
+        writes["out"] = ((0, 1), (b, 1), (h * group * d, group * d))
     # the splits of one (row, KV head) are a ticket group: the last to finish merges them into the group's heads
-    return TilePlan(t.size, reads=reads,
-                    writes={"o_part": part, "ml_part": part, "k_cache": cache, "v_cache": cache,
-                            "out": ((0, 1), (b, 1), (h * group * d, group * d))},
+    return TilePlan(t.size, reads=reads, writes=writes,
                     scalars={"B": batch, "scale": float(scale), "window": int(window or 0)},
                     constexprs=constexprs, cost=1.0, tickets=t // splits)
 
@@ -377,6 +381,19 @@ def attention_tile(q, k, v, cos, sin, q_norm_w, k_norm_w, k_cache, v_cache, o_pa
         _merge(o_part, ml_part, out, tile // SPLITS, GROUP, G_MERGE, D, D_PAD, SPLITS, S_PAD)
 
 
+@triton.jit
+def split_tile(q, k, v, cos, sin, q_norm_w, k_norm_w, k_cache, v_cache, o_part, ml_part, tile, B, scale, window,
+               prefetched, marks, ticket, KV: tl.constexpr, GROUP: tl.constexpr, G_PAD: tl.constexpr,
+               D: tl.constexpr, D_PAD: tl.constexpr, S_MAX: tl.constexpr, SPLITS: tl.constexpr,
+               BLOCK_S: tl.constexpr, PRECISION: tl.constexpr, Q_EPS: tl.constexpr, K_EPS: tl.constexpr,
+               PARTS: tl.constexpr):
+    """A split alone, for an o projection that merges the splits itself (``megagen.tasks.linear.merge_gemv``). It
+    takes no ticket: its plan's ticket groups only let a group's splits share their cache rows (the last writes slot
+    p, which the others do not read)."""
+    _split(q, k, v, cos, sin, q_norm_w, k_norm_w, k_cache, v_cache, o_part, ml_part, tile, B, scale, window,
+           prefetched, marks, KV, GROUP, G_PAD, D, D_PAD, S_MAX, SPLITS, BLOCK_S, PRECISION, Q_EPS, K_EPS, PARTS)
+
+
 def attention_reference(q, k, v, cos, sin, pos, q_norm_w, k_norm_w, k_cache, v_cache, o_part, ml_part, out, tile,
                         scale, window, KV, GROUP, D, SPLITS, Q_EPS, K_EPS):
     """A split; the last of its group (in tile order) then merges the group's heads."""
@@ -392,9 +409,16 @@ def attention_reference(q, k, v, cos, sin, pos, q_norm_w, k_norm_w, k_cache, v_c
 
 
 _INPUTS = ("q", "k", "v", "cos", "sin", "pos")
-_OUTPUTS = ("k_cache", "v_cache", "o_part", "ml_part", "out")
-attention = register_task("attention", attention_tile, inputs=_INPUTS, outputs=_OUTPUTS, plan=_attention_plan,
-                          prefetch=attention_prefetch, reference=attention_reference)
-qk_norm_attention = register_task("qk_norm_attention", attention_tile, inputs=_INPUTS + ("q_norm_w", "k_norm_w"),
-                                  outputs=_OUTPUTS, plan=_attention_plan, prefetch=attention_prefetch,
+_SPLITS = ("k_cache", "v_cache", "o_part", "ml_part")
+_QK_NORMS = ("q_norm_w", "k_norm_w")
+attention = register_task("attention", attention_tile, inputs=_INPUTS, outputs=_SPLITS + ("out",),
+                          plan=_attention_plan, prefetch=attention_prefetch, reference=attention_reference)
+qk_norm_attention = register_task("qk_norm_attention", attention_tile, inputs=_INPUTS + _QK_NORMS,
+                                  outputs=_SPLITS + ("out",), plan=_attention_plan, prefetch=attention_prefetch,
                                   reference=attention_reference)
+# the splits alone: the o projection merges them (megagen.tasks.linear.merge_gemv_residual)
+split_attention = register_task("split_attention", split_tile, inputs=_INPUTS, outputs=_SPLITS, plan=_attention_plan,
+                                prefetch=attention_prefetch, reference=_split_reference)
+qk_norm_split_attention = register_task("qk_norm_split_attention", split_tile, inputs=_INPUTS + _QK_NORMS,
+                                        outputs=_SPLITS, plan=_attention_plan, prefetch=attention_prefetch,
+                                        reference=_split_reference)

@@ -212,28 +212,70 @@ def _rms_inverse(x, x_fixed, norm_w, B, EPS: tl.constexpr, K: tl.constexpr, RMS_
 
 
 @triton.jit
+def _split_loads(o_part, ml_part, k0, K: tl.constexpr, BLOCK_K: tl.constexpr, SPLITS: tl.constexpr,
+                 HEAD_DIM: tl.constexpr):
+    """Attention splits behind input columns k0:k0+BLOCK_K (whole heads of HEAD_DIM, batch 1): every split's
+    unnormalised output [S_PAD, BLOCK_K] and its heads' maxima and sums [S_PAD, BLOCK_K // HEAD_DIM, 2]
+    (``megagen.tasks.attention`` layouts). Loaded as [S_PAD, heads, HEAD_DIM] instead (vector loads), Qwen3-0.6B
+    measured 0.8020 ms a step against 0.7613 with the last split merging, on an H100; not yet understood
+    (BENCHMARKS.md, 2026-11-27)."""
+    S_PAD: tl.constexpr = _pow2(SPLITS)
+    s = tl.arange(0, S_PAD)
+    cols = k0 + tl.arange(0, BLOCK_K)
+    o = tl.load(o_part + (cols // HEAD_DIM * SPLITS)[None, :] * HEAD_DIM + s[:, None] * HEAD_DIM
+                + (cols % HEAD_DIM)[None, :], mask=(s[:, None] < SPLITS) & (cols[None, :] < K), other=0.0)
+    heads = k0 // HEAD_DIM + tl.arange(0, BLOCK_K // HEAD_DIM)
+    row = heads[None, :] * SPLITS + s[:, None]
+    valid = (s[:, None] < SPLITS) & (heads[None, :] < K // HEAD_DIM)
+    j = tl.arange(0, 2)
+    ml = tl.load(ml_part + row[:, :, None] * 2 + j[None, None, :], mask=valid[:, :, None], other=float("-inf"))
+    return o, ml
+
+
+@triton.jit
+def _merged(o, ml, w):
+    """The attention output behind ``_split_loads``' columns: each head's splits merged by their maxima and sums,
+    rounded to the dtype of ``w`` (HuggingFace's attention output is in the model dtype); 0 past the last head."""
+    S_PAD: tl.constexpr = o.shape[0]
+    HEADS: tl.constexpr = ml.shape[1]
+    m, l_s = tl.split(ml)  # [S_PAD, HEADS] each; padding (and an empty split) has max -inf
+    weight = tl.where(m > float("-inf"), tl.exp(m - tl.max(m, axis=0)[None, :]), 0.0)
+    total = tl.sum(tl.where(m > float("-inf"), l_s, 0.0) * weight, axis=0)  # [HEADS]
+    num = tl.sum(tl.reshape(o, (S_PAD, HEADS, o.shape[1] // HEADS)) * weight[:, :, None], axis=0)
+    res = tl.where(total[:, None] > 0, num / total[:, None], 0.0)
+    return _round(tl.reshape(res, (o.shape[1],)), w)
+
+
+@triton.jit
 def _x_load(x, x_fixed, x2, norm_w, k0, B, K: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr,
-            PARTS: tl.constexpr, X_MODE: tl.constexpr):
+            PARTS: tl.constexpr, X_MODE: tl.constexpr, HEAD_DIM: tl.constexpr = 1):
     """The loads behind GEMV input columns k0:k0+BLOCK_K: x and, by X_MODE, the norm weights or x2 (in fp32, but
-    a batch's only part of x or x2 as stored: ``_x_form`` or the product converts it).
+    a batch's only part of x or x2 as stored: ``_x_form`` or the product converts it); in "merge" mode PARTS
+    attention splits, x their outputs and x2 their maxima and sums (``_split_loads``).
 
     Issued one block ahead of their use (``_x_form``), so their L2 round trip overlaps a block's
     products instead of stalling each one.
     """
-    xk = _partial_sum(x, x_fixed, k0, B, K, BLOCK_K, B_PAD, PARTS)
-    if X_MODE == "rmsnorm":
-        cols = k0 + tl.arange(0, BLOCK_K)
-        return xk, tl.load(norm_w + cols, mask=cols < K, other=0.0).to(tl.float32)
-    elif X_MODE == "silu_mul":
-        return xk, _partial_sum(x2, None, k0, B, K, BLOCK_K, B_PAD, PARTS)
+    if X_MODE == "merge":
+        xk, extra = _split_loads(x, x2, k0, K, BLOCK_K, PARTS, HEAD_DIM)
     else:
-        return xk, xk
+        xk = _partial_sum(x, x_fixed, k0, B, K, BLOCK_K, B_PAD, PARTS)
+        if X_MODE == "rmsnorm":
+            cols = k0 + tl.arange(0, BLOCK_K)
+            extra = tl.load(norm_w + cols, mask=cols < K, other=0.0).to(tl.float32)
+        elif X_MODE == "silu_mul":
+            extra = _partial_sum(x2, None, k0, B, K, BLOCK_K, B_PAD, PARTS)
+        else:
+            extra = xk
+    return xk, extra
 
 
 @triton.jit
-def _x_form(xk, extra, x, norm_w, rstd, B_PAD: tl.constexpr, X_MODE: tl.constexpr):
+def _x_form(xk, extra, x, norm_w, rstd, B_PAD: tl.constexpr, X_MODE: tl.constexpr, w=None):
     """The GEMV input block from its loads ([BLOCK_K] at batch 1), formed according to X_MODE."""
-    if X_MODE == "rmsnorm":
+    if X_MODE == "merge":
+        xk = _merged(xk, extra, w)
+    elif X_MODE == "rmsnorm":
         xk = _round(_round(_round(xk, norm_w) * _per_row(rstd, B_PAD), norm_w) * extra, norm_w)
     elif X_MODE == "silu_mul":
         xk = xk.to(tl.float32)
@@ -296,16 +338,17 @@ def linear_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero,
                 BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr, ROW_TILES: tl.constexpr,
                 TILE_ROWS: tl.constexpr, CHUNK: tl.constexpr, X_PARTS: tl.constexpr, RES_PARTS: tl.constexpr,
                 X_MODE: tl.constexpr, EPS: tl.constexpr, RMS_BLOCK: tl.constexpr, X_IN_W_DTYPE: tl.constexpr,
-                STAGED: tl.constexpr):
+                STAGED: tl.constexpr, HEAD_DIM: tl.constexpr = 1):
     """TILE_ROWS rows over one K chunk, from the weights its prefetch staged in shared memory (``STAGED``, where
     the driver gives a staging area) or streamed from global memory."""
     if STAGED and stage is not None:
         _staged_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero, y, tile, N, B, marks, stage,
-                     K, BLOCK_N, BLOCK_K, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, RES_PARTS, X_MODE, EPS, RMS_BLOCK)
+                     K, BLOCK_N, BLOCK_K, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, RES_PARTS, X_MODE, EPS, RMS_BLOCK,
+                     HEAD_DIM)
     else:
         _streamed_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero, y, tile, N, B, prefetched,
                        marks, K, BLOCK_N, BLOCK_K, B_PAD, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, RES_PARTS, X_MODE,
-                       EPS, RMS_BLOCK, X_IN_W_DTYPE)
+                       EPS, RMS_BLOCK, X_IN_W_DTYPE, HEAD_DIM)
 
 
 @triton.constexpr_function
@@ -317,7 +360,7 @@ def _pow2(n):
 def _staged_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero, y, tile, N, B, marks, stage,
                  K: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, ROW_TILES: tl.constexpr,
                  TILE_ROWS: tl.constexpr, CHUNK: tl.constexpr, X_PARTS: tl.constexpr, RES_PARTS: tl.constexpr,
-                 X_MODE: tl.constexpr, EPS: tl.constexpr, RMS_BLOCK: tl.constexpr):
+                 X_MODE: tl.constexpr, EPS: tl.constexpr, RMS_BLOCK: tl.constexpr, HEAD_DIM: tl.constexpr):
     """Batch 1, weights staged: form the chunk's input once into shared memory (one round trip for its loads),
     wait for the staged weights, then every row block's products come from shared memory."""
     chunk = tile // ROW_TILES
@@ -326,11 +369,11 @@ def _staged_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero
     X_BLOCK: tl.constexpr = _pow2(CHUNK)
     QUADS: tl.constexpr = BLOCK_K // 8
     cols = tl.arange(0, X_BLOCK)
-    xk, extra = _x_load(x, x_fixed, x2, norm_w, chunk * CHUNK, B, K, X_BLOCK, 1, X_PARTS, X_MODE)
+    xk, extra = _x_load(x, x_fixed, x2, norm_w, chunk * CHUNK, B, K, X_BLOCK, 1, X_PARTS, X_MODE, HEAD_DIM)
     rstd = 0.0
     if X_MODE == "rmsnorm":
         rstd = _rms_inverse(x, x_fixed, norm_w, B, EPS, K, RMS_BLOCK, 1, X_PARTS)
-    xk = _x_form(xk, extra, x, norm_w, rstd, 1, X_MODE)
+    xk = _x_form(xk, extra, x, norm_w, rstd, 1, X_MODE, w)
     stage_input(stage, cols, xk, cols < CHUNK, CHUNK)
     mark(marks, 0, tl.sum(xk.to(tl.float32)))  # the input is ready
     tl.debug_barrier()  # every thread's share of the input is in shared memory
@@ -354,7 +397,7 @@ def _streamed_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, ze
                    K: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr,
                    ROW_TILES: tl.constexpr, TILE_ROWS: tl.constexpr, CHUNK: tl.constexpr, X_PARTS: tl.constexpr,
                    RES_PARTS: tl.constexpr, X_MODE: tl.constexpr, EPS: tl.constexpr, RMS_BLOCK: tl.constexpr,
-                   X_IN_W_DTYPE: tl.constexpr):
+                   X_IN_W_DTYPE: tl.constexpr, HEAD_DIM: tl.constexpr):
     """TILE_ROWS rows in blocks of BLOCK_N, one block after another, over one K chunk: the weight blocks
     stream in one sequence (two in flight, across row blocks too), and the tile's fixed costs (dispatch,
     wait, the RMSNorm pass) are paid once for all of them."""
@@ -368,7 +411,7 @@ def _streamed_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, ze
     STEPS: tl.constexpr = ROW_BLOCKS * K_STEPS
     acc = _zero_acc(BLOCK_N, BLOCK_K, B_PAD)
     wk = prefetched
-    xk, extra = _x_load(x, x_fixed, x2, norm_w, k_begin, B, K, BLOCK_K, B_PAD, X_PARTS, X_MODE)
+    xk, extra = _x_load(x, x_fixed, x2, norm_w, k_begin, B, K, BLOCK_K, B_PAD, X_PARTS, X_MODE, HEAD_DIM)
     # At batch > 1 the first step is peeled: block 1's loads come before the RMSNorm pass, so that the pass's wait
     # for x overlaps them (one round trip after the wait, not the pass's and then the block's). Llama-3.2-1B at
     # batch 8: 5.9% faster on an H200. At batch 1 Qwen3-0.6B and Llama-3.2-1B measured 4.5-5.6% slower (same
@@ -379,7 +422,7 @@ def _streamed_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, ze
     if PEEL:
         w_next, x_next, extra_next, next_rows = _block_loads(w, x, x_fixed, x2, norm_w, 1, first_row, row_end,
                                                              k_begin, B, K, BLOCK_N, BLOCK_K, B_PAD, K_STEPS, X_PARTS,
-                                                             X_MODE)
+                                                             X_MODE, HEAD_DIM)
     rstd = 0.0
     if X_MODE == "rmsnorm":
         rstd = _rms_inverse(x, x_fixed, norm_w, B, EPS, K, RMS_BLOCK, B_PAD, X_PARTS)
@@ -387,7 +430,7 @@ def _streamed_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, ze
     else:
         mark(marks, 0, tl.sum(xk.to(tl.float32)))  # the input is ready: its first block has arrived
     if PEEL:
-        acc = _accumulate(acc, wk, _x_form(xk, extra, x, norm_w, rstd, B_PAD, X_MODE), w, K, B_PAD, X_IN_W_DTYPE)
+        acc = _accumulate(acc, wk, _x_form(xk, extra, x, norm_w, rstd, B_PAD, X_MODE, w), w, K, B_PAD, X_IN_W_DTYPE)
         if K_STEPS == 1:  # block 0 ended a row block
             _store_rows(acc, rows, row_end, chunk, bias, residual, residual_fixed, zero, y, B, N, B_PAD, RES_PARTS)
             acc = _zero_acc(BLOCK_N, BLOCK_K, B_PAD)
@@ -396,14 +439,14 @@ def _streamed_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, ze
     for j in range(first, STEPS):  # load block j while block j - 1 is multiplied
         w_next, x_next, extra_next, next_rows = _block_loads(w, x, x_fixed, x2, norm_w, j, first_row, row_end,
                                                              k_begin, B, K, BLOCK_N, BLOCK_K, B_PAD, K_STEPS, X_PARTS,
-                                                             X_MODE)
-        acc = _accumulate(acc, wk, _x_form(xk, extra, x, norm_w, rstd, B_PAD, X_MODE), w, K, B_PAD, X_IN_W_DTYPE)
+                                                             X_MODE, HEAD_DIM)
+        acc = _accumulate(acc, wk, _x_form(xk, extra, x, norm_w, rstd, B_PAD, X_MODE, w), w, K, B_PAD, X_IN_W_DTYPE)
         if ROW_BLOCKS > 1:
             if j % K_STEPS == 0:  # block j - 1 ended a row block
                 _store_rows(acc, rows, row_end, chunk, bias, residual, residual_fixed, zero, y, B, N, B_PAD, RES_PARTS)
                 acc = _zero_acc(BLOCK_N, BLOCK_K, B_PAD)
         wk, xk, extra, rows = w_next, x_next, extra_next, next_rows
-    acc = _accumulate(acc, wk, _x_form(xk, extra, x, norm_w, rstd, B_PAD, X_MODE), w, K, B_PAD, X_IN_W_DTYPE)
+    acc = _accumulate(acc, wk, _x_form(xk, extra, x, norm_w, rstd, B_PAD, X_MODE, w), w, K, B_PAD, X_IN_W_DTYPE)
     mark(marks, 1, tl.sum(acc, axis=1))  # the last products are done (their weights have streamed in)
     _store_rows(acc, rows, row_end, chunk, bias, residual, residual_fixed, zero, y, B, N, B_PAD, RES_PARTS)
     mark(marks, 2, tile)  # the stores are issued (their residual loads done); the release follows
@@ -412,13 +455,13 @@ def _streamed_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, ze
 @triton.jit
 def _block_loads(w, x, x_fixed, x2, norm_w, j, first_row, row_end, k_begin, B, K: tl.constexpr,
                  BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr, K_STEPS: tl.constexpr,
-                 X_PARTS: tl.constexpr, X_MODE: tl.constexpr):
+                 X_PARTS: tl.constexpr, X_MODE: tl.constexpr, HEAD_DIM: tl.constexpr):
     """The loads of a tile's block j (row block j // K_STEPS, K step j % K_STEPS): weights, x and what x is formed
     with; and the block's rows."""
     rows = first_row + (j // K_STEPS) * BLOCK_N + tl.arange(0, BLOCK_N)
     k = k_begin + (j % K_STEPS) * BLOCK_K
     wk = _weight_block(w, rows, row_end, k, K, BLOCK_K, B_PAD)
-    xk, extra = _x_load(x, x_fixed, x2, norm_w, k, B, K, BLOCK_K, B_PAD, X_PARTS, X_MODE)
+    xk, extra = _x_load(x, x_fixed, x2, norm_w, k, B, K, BLOCK_K, B_PAD, X_PARTS, X_MODE, HEAD_DIM)
     return wk, xk, extra, rows
 
 
@@ -443,11 +486,19 @@ def _round_to(v, dtype):
     return v.to(dtype).float()
 
 
+def _merged_reference(o_part, ml_part, dtype):
+    """``_merged`` of every head: o_part [1, H, S, D] and ml_part [1, H, S, 2] as the attention output [1, H * D]."""
+    m, l_s = ml_part[0].float().unbind(2)  # [H, S]
+    weight = torch.exp(m - m.amax(1, keepdim=True))
+    merged = (o_part[0].float() * weight[..., None]).sum(1) / (l_s * weight).sum(1)[:, None]
+    return _round_to(merged.reshape(1, -1), dtype)
+
+
 def linear_reference(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero, y, tile, N, B, K, ROW_TILES,
                      TILE_ROWS, CHUNK, X_PARTS, RES_PARTS, X_MODE, EPS):
     chunk, r = divmod(tile, ROW_TILES)
     rows, cols = slice(r * TILE_ROWS, (r + 1) * TILE_ROWS), slice(chunk * CHUNK, (chunk + 1) * CHUNK)
-    xs = _parts(x, X_PARTS, B, x_fixed)
+    xs = _merged_reference(x, x2, w.dtype) if X_MODE == "merge" else _parts(x, X_PARTS, B, x_fixed)
     if X_MODE == "rmsnorm":
         xs = _round_to(xs, norm_w.dtype)
         rstd = torch.rsqrt((xs * xs).sum(1, keepdim=True) / K + EPS)
@@ -499,18 +550,38 @@ def stageable(w, batch, tile_rows, chunk) -> bool:
             and tile_rows * chunk * 2 <= STAGE_W_BYTES and chunk * 4 <= STAGE_X_BYTES)
 
 
+def _split_parts(o_part, ml_part, k, w) -> tuple[int, int]:
+    """(splits, head dim) of attention splits that form a GEMV's input of k columns (``merge_gemv``)."""
+    if (o_part.dim() != 4 or o_part.shape[0] != 1 or o_part.shape[1] * o_part.shape[3] != k
+            or not o_part.is_contiguous() or o_part.dtype != torch.float32):
+        raise TaskDefinitionError(f"linear: w is {list(w.shape)}, so x (attention splits) must be a contiguous fp32 "
+                                  f"[1, H, S, D] tensor with H * D = {k} (batch 1); got {tuple(o_part.shape)} "
+                                  f"{o_part.dtype}")
+    _, heads, splits, d = o_part.shape
+    if tuple(ml_part.shape) != (1, heads, splits, 2) or not ml_part.is_contiguous() or ml_part.dtype != torch.float32:
+        raise TaskDefinitionError(f"linear: x2 (the splits' maxima and sums) must be a contiguous fp32 "
+                                  f"[1, {heads}, {splits}, 2] tensor; got {tuple(ml_part.shape)} {ml_part.dtype}")
+    if d & (d - 1):
+        raise TaskDefinitionError(f"linear: merging attention splits takes a power-of-two head dim, got {d}")
+    return splits, d
+
+
 def linear_plan(w, x, y, x_fixed=None, x2=None, norm_w=None, bias=None, residual=None, residual_fixed=None, zero=None,
-                eps=1e-6, BLOCK_N=32, BLOCK_K=512, TILE_ROWS=None, DOT_ROWS=DOT_ROWS, stage=True):
+                eps=1e-6, BLOCK_N=32, BLOCK_K=512, TILE_ROWS=None, DOT_ROWS=DOT_ROWS, stage=True, MERGE=False):
     if w.dim() != 2 or not w.is_contiguous():
         raise TaskDefinitionError(f"linear: w must be a contiguous [N, K] matrix, got shape {tuple(w.shape)}")
     n, k = w.shape
-    parts, batch = _lead(x, "x", k, w)
+    head_dim = 1
+    if MERGE:
+        (parts, head_dim), batch = _split_parts(x, x2, k, w), 1
+    else:
+        parts, batch = _lead(x, "x", k, w)
     if batch == 1:
         check_pairs_aligned(w, "linear")
     split, y_batch = _lead(y, "y", n, w)
     if y_batch != batch:
         raise TaskDefinitionError(f"linear: x has {batch} batch rows but y has {y_batch}")
-    if x2 is not None and (x2.shape != x.shape or not x2.is_contiguous()):
+    if not MERGE and x2 is not None and (x2.shape != x.shape or not x2.is_contiguous()):
         raise TaskDefinitionError(f"linear: x2 must be contiguous and shaped like x {tuple(x.shape)}; "
                                   f"got {tuple(x2.shape)}")
     res_parts = 1
@@ -539,6 +610,9 @@ def linear_plan(w, x, y, x_fixed=None, x2=None, norm_w=None, bias=None, residual
         raise TaskDefinitionError(f"linear: K={k} does not split into {split} chunks of whole column blocks; "
                                   "use fewer splits or a smaller BLOCK_K")
     BLOCK_K, chunk = blocks
+    if MERGE and (BLOCK_K % head_dim or chunk % head_dim):
+        raise TaskDefinitionError(f"linear: merging attention splits takes whole heads of {head_dim} columns a "
+                                  f"block and a K chunk; got blocks of {BLOCK_K} in chunks of {chunk}")
     BLOCK_N = block_shape(batch, BLOCK_N, BLOCK_K, DOT_ROWS)[0]
     TILE_ROWS = BLOCK_N if TILE_ROWS is None else TILE_ROWS
     if not isinstance(TILE_ROWS, int) or TILE_ROWS < 1:
@@ -549,10 +623,14 @@ def linear_plan(w, x, y, x_fixed=None, x2=None, norm_w=None, bias=None, residual
     rows = (r * TILE_ROWS, TILE_ROWS)
     cols = (c * chunk, chunk)
     x_cols = ALL if norm_w is not None else cols  # RMSNorm needs the whole row
-    reads = {"w": (rows, cols), "x": _box(x, ALL, x_cols)}
+    if MERGE:  # the splits of the chunk's heads
+        heads = ((0, 1), (c * chunk // head_dim, chunk // head_dim), ALL, ALL)
+        reads = {"w": (rows, cols), "x": heads, "x2": heads}
+    else:
+        reads = {"w": (rows, cols), "x": _box(x, ALL, x_cols)}
     if x_fixed is not None:
         reads["x_fixed"] = ((0, 1), ALL, x_cols)
-    if x2 is not None:
+    if x2 is not None and not MERGE:
         reads["x2"] = _box(x2, ALL, cols)
     if norm_w is not None:
         reads["norm_w"] = (ALL,)
@@ -562,14 +640,15 @@ def linear_plan(w, x, y, x_fixed=None, x2=None, norm_w=None, bias=None, residual
         reads["residual"] = _box(residual, ALL, rows)
     if residual_fixed is not None:
         reads["residual_fixed"] = ((0, 1), ALL, rows)
-    mode = "rmsnorm" if norm_w is not None else "silu_mul" if x2 is not None else "plain"
+    mode = "merge" if MERGE else "rmsnorm" if norm_w is not None else "silu_mul" if x2 is not None else "plain"
     formed = norm_w if mode == "rmsnorm" else x  # the tensor whose dtype the formed x is rounded to
     x_in_w_dtype = w.element_size() == 2 and formed.dtype == w.dtype and (mode != "plain" or parts == 1)
     constexprs = {"K": k, "BLOCK_N": BLOCK_N, "BLOCK_K": BLOCK_K, "B_PAD": b_pad, "ROW_TILES": row_tiles,
                   "TILE_ROWS": TILE_ROWS, "CHUNK": chunk, "X_PARTS": parts, "RES_PARTS": res_parts, "X_MODE": mode,
                   "EPS": float(eps) if norm_w is not None else 0.0,
                   "RMS_BLOCK": min(triton.next_power_of_2(k), _RMS_VALUES // b_pad) if norm_w is not None else 1,
-                  "X_IN_W_DTYPE": x_in_w_dtype, "STAGED": stage and stageable(w, batch, TILE_ROWS, chunk)}
+                  "X_IN_W_DTYPE": x_in_w_dtype, "STAGED": stage and stageable(w, batch, TILE_ROWS, chunk),
+                  "HEAD_DIM": head_dim}
     constexprs.update({name: None for name, v in (("x_fixed", x_fixed), ("x2", x2), ("norm_w", norm_w), ("bias", bias),
                                                    ("residual", residual), ("residual_fixed", residual_fixed),
                                                    ("zero", zero)) if v is None})
@@ -582,8 +661,13 @@ def linear_plan(w, x, y, x_fixed=None, x2=None, norm_w=None, bias=None, residual
                     cost=0.5 + tile_bytes / _SM_BYTES_PER_US)
 
 
-def _register(name, inputs, outputs=("y",)):
-    return register_task(name, linear_tile, inputs=inputs, outputs=outputs, plan=linear_plan,
+def _merge_plan(w, x, x2, y, **params):
+    """``linear_plan`` of a GEMV whose input is attention splits (x: outputs, x2: maxima and sums), merged per head."""
+    return linear_plan(w, x, y, x2=x2, MERGE=True, **params)
+
+
+def _register(name, inputs, outputs=("y",), plan=linear_plan):
+    return register_task(name, linear_tile, inputs=inputs, outputs=outputs, plan=plan,
                          prefetch=gemv_prefetch, reference=linear_reference)
 
 
@@ -601,3 +685,7 @@ gemv_residual_zero_fixed = _register("gemv_residual_zero_fixed", ("w", "x", "res
                                      ("y", "zero"))
 silu_mul_gemv = _register("silu_mul_gemv", ("w", "x", "x2"))
 silu_mul_gemv_residual = _register("silu_mul_gemv_residual", ("w", "x", "x2", "residual"))
+# the o projection of split attention (megagen.tasks.attention's split_attention): each tile merges the splits of the
+# heads its K chunk covers, where a merge by the last split to finish costs the attention a round trip more
+merge_gemv = _register("merge_gemv", ("w", "x", "x2"), plan=_merge_plan)
+merge_gemv_residual = _register("merge_gemv_residual", ("w", "x", "x2", "residual"), plan=_merge_plan)
