@@ -512,7 +512,7 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         ml_part = act(batch, a.heads, splits, 2, dtype=torch.float32)
         cache = dict(k_cache=state.k_cache[i], v_cache=state.v_cache[i])
         merge_in_o = tiling.merge_in_o and staged and not fused and o_merges_heads(a, tiles["o"])
-        # the splits merged by the o projection, or by the last split of each KV head into ``attn``
+        # the splits merged by the o projection, or by the last split of each KV head into ``out``
         merged = {} if merge_in_o else dict(out=act(1, batch, a.heads * a.head_dim))
         task, norms = A.split_attention if merge_in_o else A.attention, {}
         if a.q_norm is not None:
@@ -527,8 +527,8 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
             # stream is both
             o_tiles = tiles["o"]
             h, mlp = act(o_tiles.split, batch, hidden, dtype=torch.float32), act(1, batch, hidden, dtype=torch.int64)
-            linear(stream_reader(Lin.gemv_residual_zero), a.o.weight, h, f"L{i}.o_proj", o_tiles, x=merged["out"], zero=mlp,
-                   **stream("residual"))
+            linear(stream_reader(Lin.gemv_residual_zero), a.o.weight, h, f"L{i}.o_proj", o_tiles, x=merged["out"],
+                   zero=mlp, **stream("residual"))
             # the down weights column-major: a tile's 16 columns are 16 rows of memory, where the model's
             # layout gives 32 bytes of every row (measured 190 us a step slower for Qwen3-0.6B)
             g.input(layer.gate.weight, layer.up.weight, layer.down.columns)

@@ -122,7 +122,8 @@ def test_a_staged_decode_step_gives_the_register_paths_tokens(device):
 
 
 def _o_inputs(graph) -> dict:
-    return {op.name: (op.task.name, sorted(op.tensors)) for op in graph.ops if op.name.endswith((".attention", ".o_proj"))}
+    return {op.name: (op.task.name, sorted(op.tensors)) for op in graph.ops
+            if op.name.endswith((".attention", ".o_proj"))}
 
 
 def test_the_o_projection_merges_the_attention_splits_where_it_stages():
