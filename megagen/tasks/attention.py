@@ -402,10 +402,15 @@ def attention_reference(q, k, v, cos, sin, pos, q_norm_w, k_norm_w, k_cache, v_c
     if tile % SPLITS == SPLITS - 1:
         b, h = divmod(tile // SPLITS, KV)
         heads = slice(h * GROUP, (h + 1) * GROUP)
-        m, l_s = ml_part[b, heads].float().unbind(2)  # [GROUP, SPLITS] each
-        weight = torch.exp(m - m.amax(1, keepdim=True))
-        merged = (o_part[b, heads].float() * weight[..., None]).sum(1) / (l_s * weight).sum(1)[:, None]
+        merged = merged_splits_reference(o_part[b, heads], ml_part[b, heads])
         out[0, b, h * GROUP * D:(h + 1) * GROUP * D] = merged.flatten()
+
+
+def merged_splits_reference(o_part, ml_part):
+    """Heads from their splits in plain PyTorch: o_part [H, S, D] and ml_part [H, S, 2] as [H, D] in fp32."""
+    m, l_s = ml_part.float().unbind(2)  # [H, S] each
+    weight = torch.exp(m - m.amax(1, keepdim=True))
+    return (o_part.float() * weight[..., None]).sum(1) / (l_s * weight).sum(1)[:, None]
 
 
 _INPUTS = ("q", "k", "v", "cos", "sin", "pos")

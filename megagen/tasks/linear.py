@@ -41,6 +41,7 @@ import triton.language as tl
 
 from megagen.errors import TaskDefinitionError
 from megagen.profiler_device import mark
+from megagen.tasks.attention import merged_splits_reference
 from megagen.tasks.base import ALL, TilePlan, cdiv, register_task, tile_arange
 from megagen.tasks.staging import (STAGE_W_BYTES, STAGE_X_BYTES, opaque, stage_box, stage_input, stage_wait,
                                     staged_products)
@@ -488,10 +489,7 @@ def _round_to(v, dtype):
 
 def _merged_reference(o_part, ml_part, dtype):
     """``_merged`` of every head: o_part [1, H, S, D] and ml_part [1, H, S, 2] as the attention output [1, H * D]."""
-    m, l_s = ml_part[0].float().unbind(2)  # [H, S]
-    weight = torch.exp(m - m.amax(1, keepdim=True))
-    merged = (o_part[0].float() * weight[..., None]).sum(1) / (l_s * weight).sum(1)[:, None]
-    return _round_to(merged.reshape(1, -1), dtype)
+    return _round_to(merged_splits_reference(o_part[0], ml_part[0]).reshape(1, -1), dtype)
 
 
 def linear_reference(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero, y, tile, N, B, K, ROW_TILES,
