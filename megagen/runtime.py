@@ -215,8 +215,10 @@ class MegaKernel:
             self.build.module.megakernel[self._launch_grid](*self._args, **self._constexprs, **self._launch_options)
         except RuntimeError as e:
             if "cooperative" in str(e).lower() or "too large" in str(e).lower():
+                staging = (f", or build with wide_gate_up=False or stage_weights=False (each CTA's staging area "
+                           f"takes {self.build.staging} bytes of shared memory)" if self.build.staging else "")
                 raise MegagenError(f"the {self.grid} CTAs of the MegaKernel cannot all be resident on the GPU "
-                                   f"at once ({e}); lower num_ctas or num_warps") from e
+                                   f"at once ({e}); lower num_ctas or num_warps{staging}") from e
             raise
         if check:
             self.check()
