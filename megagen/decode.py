@@ -194,8 +194,8 @@ class Tiling:
     # where every projection stages, gate/up takes as few, taller tiles as leave the o and down phases on either side
     # CTAs of their own (``wide_tiles``): a CTA that runs tiles of two consecutive phases reaches the second only
     # when the first is done, and only then starts copying its weights. Qwen3-0.6B's 192 gate/up tiles of 32 rows
-    # (64 KB) left 56 of its 128 down tiles on such CTAs, done 1.9 us after the others (H100 profile, BENCHMARKS.md,
-    # 2026-11-27); 128 tiles of 48 rows (96 KB) leave none.
+    # (64 KB) left 56 of its 128 down tiles on such CTAs, done 1.9 us after the others (H100 profile); 128 tiles of 48
+    # rows (96 KB) leave none: 0.7333 -> 0.7192 ms a step (H100, one process; BENCHMARKS.md, 2026-11-27).
     wide_gate_up: bool = True
 
     def __post_init__(self):
@@ -280,8 +280,8 @@ class Tiling:
         """The batch-1 tiling, without K splits, of a phase of GEMVs with these output rows into at most
         ``most`` tiles of the fewest rows (a multiple of 4 that divides ``align``, the consumer's K chunk), in the
         tiling's weight blocks; None where no such tiling exists. (Qwen3-0.6B's 48-row gate/up tiles in 32 x 256
-        blocks, the last half empty, measured 0.7362 ms a step against 0.7451 in 16 x 512 blocks: H100,
-        BENCHMARKS.md, 2026-11-27.)"""
+        blocks, the last half empty, measured 0.7362 ms a step against 0.7451 in 16 x 512 blocks: H100, another
+        process of the same run; BENCHMARKS.md, 2026-11-27.)"""
         for height in range(4, align + 1, 4):
             if align % height == 0 and sum(cdiv(n, height) for n in rows) <= most:
                 return GemvTiles(height, 1, self.block_n, self.block_k)

@@ -13,8 +13,9 @@ dynamic shared memory (below the task's argument row, ``shared_end``), which the
 the area its tiles take (``area_bytes``), and the area is the largest of a build's. Layout of a tile's area, each
 part on a 128-byte line (the runtime puts the area on one): the mbarrier the copies complete on, the weight box
 (row-major), then the tile's formed input in fp32. A warp's 16-byte shared loads of 512 contiguous bytes take four
-wavefronts where they start on a line, five where they do not: a layout with the box and the input 16 bytes off
-their lines measured 1.4% slower a step (Qwen3-0.6B, H100, BENCHMARKS.md, 2026-11-27).
+wavefronts where they start on a line, five where they do not. With the box and the input 16 bytes off their lines
+Qwen3-0.6B measured 1.4% slower a step than main's layout (on lines too), and on lines 1.7% faster (H100, another
+process of the same run each; BENCHMARKS.md, 2026-11-27).
 
 The copies run in the async proxy: the barrier is initialised again (phase 0) for every staged task, after the
 CTA barrier that ends the task before (so no thread still reads the area), with a proxy fence before the
