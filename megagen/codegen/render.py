@@ -56,6 +56,7 @@ class Variant:
 
     @property
     def staged(self) -> bool:
+        """Its tiles stage their weights."""
         return self.stage_bytes > 0
 
     @property
