@@ -19,7 +19,7 @@ import numpy as np
 import torch
 import triton
 
-from megagen.codegen import Variant, load_module, render_megakernel, render_standalone, stages, variants_of
+from megagen.codegen import Variant, load_module, render_megakernel, render_standalone, stage_bytes, variants_of
 from megagen.errors import MegagenError
 from megagen.graph import TaskGraph
 from megagen.graph.dependencies import TileDAG
@@ -70,9 +70,10 @@ class KernelBuild:
         return self.args.shape[0]
 
     @property
-    def staging(self) -> bool:
-        """Its CTAs have a staging area in shared memory (megagen.tasks.staging): the launch needs that much more."""
-        return stages(self.variants, self.interleaved)
+    def staging(self) -> int:
+        """The bytes of each CTA's staging area in shared memory (megagen.tasks.staging; 0: none): the launch needs
+        that much more."""
+        return stage_bytes(self.variants, self.interleaved)
 
     @property
     def pointer_params(self) -> tuple[str, ...]:

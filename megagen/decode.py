@@ -191,6 +191,12 @@ class Tiling:
     # 0.7580 -> 0.7383 ms a step (sampling 0.8199 -> 0.8098); Llama-3.2-1B, whose o tiles stream their weights and
     # form their input once a weight block, 1.0559 -> 1.0845 (BENCHMARKS.md, 2026-11-27)
     merge_in_o: bool = True
+    # where every projection stages, gate/up takes as few, taller tiles as leave the o and down phases on either side
+    # CTAs of their own (``wide_tiles``): a CTA that runs tiles of two consecutive phases reaches the second only
+    # when the first is done, and only then starts copying its weights. Qwen3-0.6B's 192 gate/up tiles of 32 rows
+    # (64 KB) left 56 of its 128 down tiles on such CTAs, done 1.9 us after the others (H100 profile); 128 tiles of 48
+    # rows (96 KB) leave none: 0.7333 -> 0.7192 ms a step (H100, one process; BENCHMARKS.md, 2026-11-27).
+    wide_gate_up: bool = True
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -269,6 +275,17 @@ class Tiling:
             if cost(other, True) <= (1 - BLOCK_SWITCH_GAIN) * cost(choice, True):
                 choice = other
         return choice
+
+    def wide_tiles(self, rows: list[int], most: int, align: int) -> GemvTiles | None:
+        """The batch-1 tiling, without K splits, of a phase of GEMVs with these output rows into at most
+        ``most`` tiles of the fewest rows (a multiple of 4 that divides ``align``, the consumer's K chunk), in the
+        tiling's weight blocks; None where no such tiling exists. (Qwen3-0.6B's 48-row gate/up tiles in 32 x 256
+        blocks, the last half empty, measured 0.7362 ms a step against 0.7451 in 16 x 512 blocks: H100, another
+        process of the same run; BENCHMARKS.md, 2026-11-27.)"""
+        for height in range(4, align + 1, 4):
+            if align % height == 0 and sum(cdiv(n, height) for n in rows) <= most:
+                return GemvTiles(height, 1, self.block_n, self.block_k)
+        return None
 
     def _batch1_tile_us(self, t: GemvTiles, k: int, active: int, itemsize: int) -> float:
         """A batch-1 GEMV tile's time in us, tiled as t over K = k, with ``active`` tiles streaming at once: a
@@ -467,9 +484,23 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
             for name, tiles in tiling_of.items():
                 w = weights[name].weight
                 _, chunk = tiling.split_k_blocks(w.shape[1], tiles.split, batch, (tiles.block_n, tiles.block_k))
-                if not Lin.stageable(w, batch, tiles.rows, chunk):
+                if not Lin.stage_bytes(w, batch, tiles.rows, chunk):
                     return False
         return True
+
+    def widen_gate_up(layer, tiles: dict) -> None:
+        """Where gate/up shares CTAs with the o or down phase (``Tiling.wide_gate_up``), taller gate/up tiles, if
+        some that still stage leave o and down CTAs of their own."""
+        gate_up, o, down = (tiles[name] for name in ("gate", "o", "down"))
+        count = {name: t.split * cdiv(n, t.rows) for name, t, n in (("o", o, hidden), ("down", down, hidden))}
+        most = tiling.num_ctas - max(count.values())
+        inter = layer.gate.weight.shape[0]
+        if 2 * cdiv(inter, gate_up.rows) <= most:
+            return
+        _, down_chunk = tiling.split_k_blocks(inter, down.split, batch, (down.block_n, down.block_k))
+        wide = tiling.wide_tiles([inter, inter], most, down_chunk)
+        if wide and all(Lin.stage_bytes(w, batch, wide.rows, hidden) for w in (layer.gate.weight, layer.up.weight)):
+            tiles["gate"] = tiles["up"] = wide
 
     def o_merges_heads(a, tiles: GemvTiles) -> bool:
         """Whether the o projection (``tiles``) can merge the attention's splits itself: batch 1, and weight blocks
@@ -480,6 +511,9 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
 
     layer_tiles = [projection_tiles(layer) for layer in decoder.layers]
     staged = stages_every_projection()
+    if staged and tiling.wide_gate_up:
+        for layer, tiles in zip(decoder.layers, layer_tiles):
+            widen_gate_up(layer, tiles)
 
     def normed(name, norm):
         """GEMVs of the residual stream RMS-normalised by ``norm``: a function from a norm-fusing GEMV task to the

@@ -14,7 +14,7 @@ from megagen.errors import DeadlockError, MegagenError
 from megagen.profiler import Profile
 from megagen.profiler_device import PROFILE_FIELDS, PROFILE_HEADER_ROWS
 from megagen.scoreboard import device as sb
-from megagen.tasks.staging import STAGE_BYTES
+from megagen.tasks.staging import LINE
 from megagen.world import EmulatedWorld
 
 INTERPRETER_VIRTUAL_CTAS = 4
@@ -185,8 +185,8 @@ class MegaKernel:
             return
         if kernel.module is not None:
             raise MegagenError("the MegaKernel was loaded before its shared memory was reserved; build it anew")
-        reserved = self.build.args_width * 8 + (STAGE_BYTES if self.build.staging else 0)
-        shared = -(-kernel.metadata.shared // 16) * 16 + reserved
+        reserved = self.build.args_width * 8 + self.build.staging
+        shared = -(-kernel.metadata.shared // LINE) * LINE + reserved  # the area starts on a 128-byte line
         kernel.metadata = kernel.metadata._replace(shared=shared)
         kernel.packed_metadata = make_backend(kernel.metadata.target).pack_metadata(kernel.metadata)
         kernel.megagen_reserved = True
@@ -215,8 +215,10 @@ class MegaKernel:
             self.build.module.megakernel[self._launch_grid](*self._args, **self._constexprs, **self._launch_options)
         except RuntimeError as e:
             if "cooperative" in str(e).lower() or "too large" in str(e).lower():
+                staging = (f", or build with wide_gate_up=False or stage_weights=False (each CTA's staging area "
+                           f"takes {self.build.staging} bytes of shared memory)" if self.build.staging else "")
                 raise MegagenError(f"the {self.grid} CTAs of the MegaKernel cannot all be resident on the GPU "
-                                   f"at once ({e}); lower num_ctas or num_warps") from e
+                                   f"at once ({e}); lower num_ctas or num_warps{staging}") from e
             raise
         if check:
             self.check()

@@ -11,22 +11,25 @@ from megagen.backend import interpreting
 from megagen.compiler import build_kernel
 from megagen.decode import DecodeState, Tiling, decode_graph
 from megagen.tasks import linear as Lin
-from megagen.tasks.staging import STAGE_W_BYTES
+from megagen.tasks.staging import STAGE_MAX_BYTES, area_bytes
 from megagen.trace import trace
 from mgutil import assert_matches, rand
 
 DTYPES = [torch.bfloat16, torch.float16]
 
 
-def test_stageable_rules():
+def test_stage_bytes_rules():
     w = torch.empty(256, 1024, dtype=torch.bfloat16)
-    fit = STAGE_W_BYTES // (1024 * 2)  # rows of 1024 bf16 columns the area holds
-    assert Lin.stageable(w, 1, fit, 1024)
-    assert not Lin.stageable(w, 1, fit + 1, 1024)  # a box past the area
-    assert not Lin.stageable(w, 2, 8, 1024)  # a batch runs on tensor cores from registers
-    assert not Lin.stageable(w.float(), 1, 8, 1024)  # fp32 weights
-    assert not Lin.stageable(torch.empty(64, 1025, dtype=torch.bfloat16), 1, 8, 1025)  # rows not 16-byte aligned
-    assert not Lin.stageable(torch.empty(64 * 1024 + 8, dtype=torch.bfloat16)[1:-7].view(64, 1024), 1, 8, 1024)
+    fit = (STAGE_MAX_BYTES - area_bytes(0, 1024)) // (1024 * 2)  # rows of 1024 bf16 columns the area holds
+    assert Lin.stage_bytes(w, 1, fit, 1024) == area_bytes(fit * 1024 * 2, 1024) <= STAGE_MAX_BYTES
+    # the mbarrier's line, the box and the input, each on 128-byte lines
+    assert Lin.stage_bytes(w, 1, 8, 512) == 128 + 8 * 512 * 2 + 512 * 4
+    assert Lin.stage_bytes(w, 1, 4, 72) == 128 + 640 + 72 * 4  # a box of 576 bytes takes 5 lines
+    assert not Lin.stage_bytes(w, 1, fit + 1, 1024)  # a box past the area
+    assert not Lin.stage_bytes(w, 2, 8, 1024)  # a batch runs on tensor cores from registers
+    assert not Lin.stage_bytes(w.float(), 1, 8, 1024)  # fp32 weights
+    assert not Lin.stage_bytes(torch.empty(64, 1025, dtype=torch.bfloat16), 1, 8, 1025)  # rows not 16-byte aligned
+    assert not Lin.stage_bytes(torch.empty(64 * 1024 + 8, dtype=torch.bfloat16)[1:-7].view(64, 1024), 1, 8, 1024)
 
 
 def _decoder(**overrides):
@@ -34,7 +37,7 @@ def _decoder(**overrides):
 
 
 def _staged(graph) -> dict:
-    return {op.name: op.plan.constexprs["STAGED"] for op in graph.ops if "STAGED" in op.plan.constexprs}
+    return {op.name: op.plan.constexprs["STAGE_BYTES"] for op in graph.ops if "STAGE_BYTES" in op.plan.constexprs}
 
 
 def test_a_decode_step_stages_every_projection_or_none(monkeypatch):
@@ -48,9 +51,9 @@ def test_a_decode_step_stages_every_projection_or_none(monkeypatch):
     # one projection that cannot stage (here the down projection, the only one of K = intermediate size) turns
     # staging off for all: the L1 cache it takes would slow the phases that do not stage
     down_k = decoder.layers[0].down.weight.shape[1]
-    real = Lin.stageable
-    monkeypatch.setattr(Lin, "stageable", lambda w, batch, rows, chunk: w.shape[1] != down_k and real(w, batch, rows,
-                                                                                                          chunk))
+    real = Lin.stage_bytes
+    monkeypatch.setattr(Lin, "stage_bytes", lambda w, batch, rows, chunk: w.shape[1] != down_k and real(w, batch, rows,
+                                                                                                            chunk))
     assert not any(_staged(decode_graph(decoder, state, 1, Tiling(8))).values())
 
 
@@ -77,7 +80,9 @@ def test_the_gpu_driver_stages_and_the_interpreters_does_not(device):
     g, _ = _projections(torch.bfloat16, device, stage=True)
     assert all(_staged(g).values())
     gpu = build_kernel([g], "round_robin", num_ctas=8, interleaved=False)
-    assert gpu.staging and "stage = stage_area(arg_area)" in gpu.source and all(v.staged for v in gpu.variants)
+    # the area the largest box and its input take: w1's 24 rows of 512 columns and 512 inputs
+    assert gpu.staging == area_bytes(24 * 512 * 2, 512) == max(_staged(g).values())
+    assert f"stage = stage_area(arg_area, {gpu.staging})" in gpu.source and all(v.staged for v in gpu.variants)
     interpreted = build_kernel([g], "round_robin", num_ctas=8, interleaved=True)
     assert not interpreted.staging and "stage = None" in interpreted.source
     assert "stage_area" not in interpreted.source
@@ -110,13 +115,15 @@ def test_staged_tiles_compute_what_the_register_path_computes(dtype, device):
 @ON_GPU_ONLY
 def test_a_staged_decode_step_gives_the_register_paths_tokens(device):
     """Every projection staged, four CTAs taking turns over the tiles, against the same model with staging off: the
-    same greedy tokens."""
+    same greedy tokens. The last split of each KV head merges the attention's splits in both (where o stages, it
+    would merge them itself, summing in another order: test_o_tiles_merging_the_splits_...)."""
     model = models.random_model("tiny-qwen3", dtype=torch.bfloat16, device=device)
     ids = torch.randint(3, model.config.vocab_size, (1, 20), device=device)
     runs = {}
     for stage in (True, False):
-        runner = megagen.build(model, max_seq_len=64, num_ctas=4, attention_split_keys=8, stage_weights=stage)
-        assert runner.kernel(1, False).build.staging == stage
+        runner = megagen.build(model, max_seq_len=64, num_ctas=4, attention_split_keys=8, stage_weights=stage,
+                               merge_in_o=False)
+        assert bool(runner.kernel(1, False).build.staging) == stage
         runs[stage] = runner.generate(ids, max_new_tokens=12)
     assert torch.equal(runs[True], runs[False])
 
@@ -160,3 +167,50 @@ def test_o_tiles_merging_the_splits_decode_as_the_last_split_merging_them(name):
             assert megagen.find_mismatch(runner.task_graph) is None
     assert torch.equal(tokens[True], tokens[False])
     assert_matches(logits[True], logits[False], rtol=2e-2, atol=2e-2)
+
+
+def _qwen3_06b_layers(layers: int, device="cpu"):
+    """Qwen3-0.6B's layer shapes (hidden 1024, intermediate 3072, 16 heads of 128), a small vocabulary."""
+    return models.random_model("Qwen3-0.6B", dtype=torch.bfloat16, device=device, num_hidden_layers=layers,
+                               vocab_size=512)
+
+
+def _tile_counts(graph) -> dict:
+    return {op.name.split(".")[-1]: (op.num_tiles, op.plan.constexprs.get("TILE_ROWS")) for op in graph.ops
+            if op.name.startswith("L0.")}
+
+
+def test_gate_up_takes_taller_tiles_where_its_neighbours_would_share_its_ctas():
+    """Qwen3-0.6B's layer on 264 CTAs (an H100's two an SM): 192 gate/up tiles of 32 rows leave 56 of the 128 down
+    tiles (and of the 128 o tiles) on CTAs that run a gate/up tile just before (after); 128 of 48 rows none."""
+    decoder = trace(_qwen3_06b_layers(1))
+    state = DecodeState.allocate(decoder, 1, 64)
+    wide = decode_graph(decoder, state, 1, Tiling(264))
+    counts = _tile_counts(wide)
+    assert counts["gate_proj"] == counts["up_proj"] == (64, 48)
+    assert counts["o_proj"][0] + 128 <= 264 and counts["down_proj"][0] + 128 <= 264
+    assert max(_staged(wide).values()) == area_bytes(48 * 1024 * 2, 1024) <= STAGE_MAX_BYTES
+    for narrow in (decode_graph(decoder, state, 1, Tiling(264, wide_gate_up=False)),  # told not to
+                   decode_graph(decoder, state, 1, Tiling(264, stage_weights=False))):  # tiles that do not stage
+        assert _tile_counts(narrow)["gate_proj"] == (96, 32)
+    batch = DecodeState.allocate(decoder, 2, 64)  # a batch's tiles do not stage
+    assert (_tile_counts(decode_graph(decoder, batch, 2, Tiling(264)))
+            == _tile_counts(decode_graph(decoder, batch, 2, Tiling(264, wide_gate_up=False))))
+    assert _tile_counts(decode_graph(decoder, state, 1, Tiling(512)))["gate_proj"] == (96, 32)  # CTAs enough
+
+
+@ON_GPU_ONLY
+def test_wide_gate_up_tiles_decode_as_their_references(device):
+    """The 96 KB boxes of the wide gate/up tiles (the largest staging area) on a GPU: every op agrees with its
+    reference, and the greedy tokens are the register path's."""
+    torch.manual_seed(0)
+    model = _qwen3_06b_layers(2, device)
+    prompt = torch.randint(3, model.config.vocab_size, (1, 9), device=device)
+    tokens = {}
+    for stage in (True, False):
+        runner = megagen.build(model, max_seq_len=32, num_ctas=264, stage_weights=stage)
+        tokens[stage] = runner.generate(prompt, max_new_tokens=4)
+        if stage:
+            assert runner.kernel(1, False).build.staging == area_bytes(48 * 1024 * 2, 1024)
+            assert megagen.find_mismatch(runner.task_graph) is None
+    assert torch.equal(tokens[True], tokens[False])

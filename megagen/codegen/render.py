@@ -50,9 +50,14 @@ class Variant:
                 tuple(self.constexprs.items()), tuple(self.aligned.items()), self.publishes, self.across_ranks)
 
     @property
+    def stage_bytes(self) -> int:
+        """The CTA's staging area its tiles take to stage their weights (the plan constexpr STAGE_BYTES; 0: none)."""
+        return int(self.constexprs.get("STAGE_BYTES", 0))
+
+    @property
     def staged(self) -> bool:
-        """Its tiles stage their weights in the CTA's staging area (the plan constexpr STAGED)."""
-        return bool(self.constexprs.get("STAGED", False))
+        """Its tiles stage their weights."""
+        return self.stage_bytes > 0
 
     @property
     def peers(self) -> tuple[str, ...]:
@@ -179,9 +184,9 @@ def variants_of(graph, world_size: int | None = None) -> tuple[list[Variant], np
     return list(variants.values()), op_variant
 
 
-def stages(variants, interleaved: bool) -> bool:
-    """Whether the MegaKernel gives its CTAs a staging area: some variant stages, and the driver is a GPU one."""
-    return not interleaved and any(v.staged for v in variants)
+def stage_bytes(variants, interleaved: bool) -> int:
+    """The staging area the MegaKernel gives each CTA: the largest its variants take, under a GPU driver (0: none)."""
+    return 0 if interleaved else max((v.stage_bytes for v in variants), default=0)
 
 
 def render_megakernel(graph, variants, op_variant, layout, schedule, *, interleaved: bool,
@@ -193,7 +198,7 @@ def render_megakernel(graph, variants, op_variant, layout, schedule, *, interlea
     ops = [dict(name=op.name, variant=int(op_variant[op.index]), tiles=op.num_tiles) for op in graph.ops]
     peer_ids = [v.id for v in variants if v.across_ranks]
     peer_test = " | ".join(f"(variant == {i})" for i in peer_ids) if peer_ids else "0"
-    staging = stages(variants, interleaved)
+    staging = stage_bytes(variants, interleaved)
     return _ENV.get_template("megakernel.py.j2").render(
         version=__version__, graph_name=graph.name, num_ops=len(graph.ops), num_tasks=layout.num_tasks,
         num_deps=int(layout.deps.shape[0]), waits_per_task=layout.waits_per_task, scheduler=schedule.scheduler,
@@ -244,4 +249,4 @@ def _for_backend(fn):
     return fn
 
 
-__all__ = ["Variant", "variants_of", "stages", "render_megakernel", "render_standalone", "load_module"]
+__all__ = ["Variant", "variants_of", "stage_bytes", "render_megakernel", "render_standalone", "load_module"]

@@ -11,10 +11,10 @@ Tile functions bind their arguments by name: each parameter of the ``@triton.jit
 function must be a tensor name (it receives a typed pointer), a scalar or a
 constexpr from the plan, ``tile`` (the tile index), ``rank`` and ``WORLD`` (this
 rank and the constexpr number of ranks, for tensor parallelism), ``marks`` (profile marks), ``stage`` (the
-CTA's staging area in shared memory, for a plan whose constexpr ``STAGED`` is true: ``megagen.tasks.staging``; None
-in the interpreter), ``ticket`` (its op's ticket counters, for a plan with ``tickets``:
-``megagen.scoreboard.device.take_ticket``) or, for the main function of a task with a ``prefetch`` part,
-``prefetched`` (what ``prefetch`` returned).
+CTA's staging area in shared memory, for a plan whose constexpr ``STAGE_BYTES``, the bytes a tile takes there, is
+not 0: ``megagen.tasks.staging``; None in the interpreter), ``ticket`` (its op's ticket counters, for a plan with
+``tickets``: ``megagen.scoreboard.device.take_ticket``) or, for the main function of a task with a ``prefetch``
+part, ``prefetched`` (what ``prefetch`` returned).
 
 Communication tasks name *peer inputs*: tensors the tile reads on every rank. All ranks
 run the same graph, so every rank holds its own copy of such a tensor (allocated with
@@ -59,7 +59,7 @@ _RESERVED = {"tile", "prefetched", "task", "rec", "argrow", "variant", "dep0", "
 DRIVER_VALUES = ("tile", "rank", "WORLD")
 # ... and a tile or prefetch function alone: its profile marks (megagen.profiler_device.mark; None unless profiling),
 # the CTA's staging area in shared memory (megagen.tasks.staging; None in the interpreter and where no op of the
-# build has a plan constexpr STAGED true), and its op's ticket counters (TilePlan.tickets).
+# build has a plan constexpr STAGE_BYTES above 0), and its op's ticket counters (TilePlan.tickets).
 TILE_DRIVER_VALUES = ("marks", "stage", "ticket")
 
 # Dtypes a tile function can receive pointers to, with their Triton names.

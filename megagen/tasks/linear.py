@@ -43,7 +43,7 @@ from megagen.errors import TaskDefinitionError
 from megagen.profiler_device import mark
 from megagen.tasks.attention import merged_splits_reference
 from megagen.tasks.base import ALL, TilePlan, cdiv, register_task, tile_arange
-from megagen.tasks.staging import (STAGE_W_BYTES, STAGE_X_BYTES, opaque, stage_box, stage_input, stage_wait,
+from megagen.tasks.staging import (STAGE_MAX_BYTES, area_bytes, opaque, stage_box, stage_input, stage_wait,
                                     staged_products)
 
 # A rough per-SM share of HBM bandwidth (bytes per microsecond), for the schedule simulator's cost model.
@@ -287,12 +287,12 @@ def _x_form(xk, extra, x, norm_w, rstd, B_PAD: tl.constexpr, X_MODE: tl.constexp
 @triton.jit
 def gemv_prefetch(w, tile, N, stage, K: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                   B_PAD: tl.constexpr, ROW_TILES: tl.constexpr, TILE_ROWS: tl.constexpr, CHUNK: tl.constexpr,
-                  STAGED: tl.constexpr):
+                  STAGE_BYTES: tl.constexpr):
     """Before the tile waits for its input: a staged tile starts copying its whole weight box into shared memory
     (``megagen.tasks.staging``); any other loads its first weight block into registers."""
     first_row = (tile % ROW_TILES) * TILE_ROWS
     k0 = (tile // ROW_TILES) * CHUNK
-    if STAGED and stage is not None:
+    if STAGE_BYTES and stage is not None:
         stage_box(stage, w + first_row * K + k0, tl.minimum(TILE_ROWS, N - first_row), CHUNK * 2, K * 2)
         block = 0
     else:
@@ -339,10 +339,10 @@ def linear_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero,
                 BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr, ROW_TILES: tl.constexpr,
                 TILE_ROWS: tl.constexpr, CHUNK: tl.constexpr, X_PARTS: tl.constexpr, RES_PARTS: tl.constexpr,
                 X_MODE: tl.constexpr, EPS: tl.constexpr, RMS_BLOCK: tl.constexpr, X_IN_W_DTYPE: tl.constexpr,
-                STAGED: tl.constexpr, HEAD_DIM: tl.constexpr = 1):
-    """TILE_ROWS rows over one K chunk, from the weights its prefetch staged in shared memory (``STAGED``, where
-    the driver gives a staging area) or streamed from global memory."""
-    if STAGED and stage is not None:
+                STAGE_BYTES: tl.constexpr, HEAD_DIM: tl.constexpr = 1):
+    """TILE_ROWS rows over one K chunk, from the weights its prefetch staged in shared memory (``STAGE_BYTES``,
+    where the driver gives a staging area) or streamed from global memory."""
+    if STAGE_BYTES and stage is not None:
         _staged_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero, y, tile, N, B, marks, stage,
                      K, BLOCK_N, BLOCK_K, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, RES_PARTS, X_MODE, EPS, RMS_BLOCK,
                      HEAD_DIM)
@@ -375,7 +375,7 @@ def _staged_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero
     if X_MODE == "rmsnorm":
         rstd = _rms_inverse(x, x_fixed, norm_w, B, EPS, K, RMS_BLOCK, 1, X_PARTS)
     xk = _x_form(xk, extra, x, norm_w, rstd, 1, X_MODE, w)
-    stage_input(stage, cols, xk, cols < CHUNK, CHUNK)
+    stage_input(stage, cols, xk, cols < CHUNK, CHUNK, TILE_ROWS * CHUNK * 2)
     mark(marks, 0, tl.sum(xk.to(tl.float32)))  # the input is ready
     tl.debug_barrier()  # every thread's share of the input is in shared memory
     stage_wait(stage)
@@ -386,7 +386,7 @@ def _staged_tile(w, x, x_fixed, x2, norm_w, bias, residual, residual_fixed, zero
         # a loop, not unrolled: the unrolled products' code, fetched once a tile, stalled the warps on instruction
         # fetch for half of their time in them (ncu, Qwen3-0.6B; BENCHMARKS.md)
         for k in range(0, opaque(tl.full((), CHUNK // 8, tl.int32)), QUADS):
-            acc += staged_products(stage, boxed, k + tl.arange(0, QUADS), CHUNK * 2, CHUNK,
+            acc += staged_products(stage, boxed, k + tl.arange(0, QUADS), CHUNK * 2, CHUNK, TILE_ROWS * CHUNK * 2,
                                    w.dtype.element_ty == tl.float16)
         mark(marks, 1, tl.sum(acc, axis=1))  # the last products are done
         _store_rows(acc, first_row + rows, row_end, chunk, bias, residual, residual_fixed, zero, y, B, N, 1, RES_PARTS)
@@ -541,11 +541,14 @@ def split_k_blocks(k: int, split: int, batch: int, BLOCK_N: int = 16, BLOCK_K: i
     return (block, chunk) if cdiv(k, chunk) == split else None
 
 
-def stageable(w, batch, tile_rows, chunk) -> bool:
-    """Whether a GEMV tile can stage its weights (``megagen.tasks.staging``): batch 1, 16-bit weights whose box
-    rows start 16-byte aligned, a box and an input chunk that fit the staging area."""
-    return (batch == 1 and w.element_size() == 2 and w.shape[1] * 2 % 16 == 0 and w.data_ptr() % 16 == 0
-            and tile_rows * chunk * 2 <= STAGE_W_BYTES and chunk * 4 <= STAGE_X_BYTES)
+def stage_bytes(w, batch, tile_rows, chunk) -> int:
+    """The staging area (``megagen.tasks.staging``) a GEMV tile takes, or 0 where it cannot stage its weights:
+    staged are batch 1, 16-bit weights whose box rows start 16-byte aligned, a box and an input chunk that fit
+    ``STAGE_MAX_BYTES``."""
+    area = area_bytes(tile_rows * chunk * 2, chunk)
+    ok = (batch == 1 and w.element_size() == 2 and w.shape[1] * 2 % 16 == 0 and w.data_ptr() % 16 == 0
+          and area <= STAGE_MAX_BYTES)
+    return area if ok else 0
 
 
 def _split_parts(o_part, ml_part, k, w) -> tuple[int, int]:
@@ -645,7 +648,7 @@ def linear_plan(w, x, y, x_fixed=None, x2=None, norm_w=None, bias=None, residual
                   "TILE_ROWS": TILE_ROWS, "CHUNK": chunk, "X_PARTS": parts, "RES_PARTS": res_parts, "X_MODE": mode,
                   "EPS": float(eps) if norm_w is not None else 0.0,
                   "RMS_BLOCK": min(triton.next_power_of_2(k), _RMS_VALUES // b_pad) if norm_w is not None else 1,
-                  "X_IN_W_DTYPE": x_in_w_dtype, "STAGED": stage and stageable(w, batch, TILE_ROWS, chunk),
+                  "X_IN_W_DTYPE": x_in_w_dtype, "STAGE_BYTES": stage_bytes(w, batch, TILE_ROWS, chunk) if stage else 0,
                   "HEAD_DIM": head_dim}
     constexprs.update({name: None for name, v in (("x_fixed", x_fixed), ("x2", x2), ("norm_w", norm_w), ("bias", bias),
                                                    ("residual", residual), ("residual_fixed", residual_fixed),

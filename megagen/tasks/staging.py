@@ -7,11 +7,15 @@ shared memory, and the tile, once its input is ready, multiplies from there. HBM
 waits (most tiles are reached microseconds before their producers finish), and no register holds a weight
 before its products.
 
-Triton has no shared-memory allocation of its own making, so the staging area is ``STAGE_BYTES`` near the end
-of the launch's dynamic shared memory (below the task's argument row, ``shared_end``), which the runtime enlarges
-by as much (``MegaKernel``); Triton's own buffers start at its beginning. Layout of the area: the weight box
-(row-major, ``STAGE_W_BYTES`` at most), the tile's formed input in fp32 (``STAGE_X_BYTES``), then the mbarrier the
-copies complete on.
+Triton has no shared-memory allocation of its own making, so the staging area is near the end of the launch's
+dynamic shared memory (below the task's argument row, ``shared_end``), which the runtime enlarges by as much
+(``MegaKernel``); Triton's own buffers start at its beginning. A staged plan sets the constexpr ``STAGE_BYTES`` to
+the area its tiles take (``area_bytes``), and the area is the largest of a build's. Layout of a tile's area, each
+part on a 128-byte line (the runtime puts the area on one): the mbarrier the copies complete on, the weight box
+(row-major), then the tile's formed input in fp32. A warp's 16-byte shared loads of 512 contiguous bytes take four
+wavefronts where they start on a line, five where they do not. With the box and the input 16 bytes off their lines
+Qwen3-0.6B measured 1.4% slower a step than main's layout (on lines too), and on lines 1.7% faster (H100, another
+process of the same run each; BENCHMARKS.md, 2026-11-27).
 
 The copies run in the async proxy: the barrier is initialised again (phase 0) for every staged task, after the
 CTA barrier that ends the task before (so no thread still reads the area), with a proxy fence before the
@@ -23,12 +27,29 @@ register path.
 import triton
 import triton.language as tl
 
-STAGE_W_BYTES = 64 * 1024  # the largest weight box staged: 32 rows of 1024 bf16 columns
-STAGE_X_BYTES = 16 * 1024  # the formed input, fp32: chunks of up to 4096 columns
-STAGE_BYTES = STAGE_W_BYTES + STAGE_X_BYTES + 16  # and the mbarrier (8 bytes, 16-aligned)
-_X = tl.constexpr(STAGE_W_BYTES)
-_BAR = tl.constexpr(STAGE_W_BYTES + STAGE_X_BYTES)
-_AREA = tl.constexpr(STAGE_BYTES)
+# The largest area a tile may take. Two CTAs an SM must stay resident: an H100 SM has 228 KB of shared memory and
+# keeps 1 KB a CTA, and Qwen3-0.6B's MegaKernel takes 12 KB of Triton's own and a 128-byte argument row:
+# 2 x (100 KB + 128 + 12 KB + 128 + 1 KB) = 226.5 KB. 100 KB holds 48 rows of 1024 bf16 columns and their input.
+STAGE_MAX_BYTES = 100 * 1024 + 128
+LINE = 128
+_LINE = tl.constexpr(LINE)  # also the weight box's offset: the mbarrier (8 bytes) has the area's first line
+
+
+def _lines(nbytes):
+    """nbytes rounded up to whole 128-byte lines."""
+    return (nbytes + LINE - 1) // LINE * LINE
+
+
+def area_bytes(box_bytes: int, input_columns: int) -> int:
+    """The area a tile takes: the mbarrier, a weight box of ``box_bytes`` and a formed input of ``input_columns``
+    fp32 values."""
+    return LINE + _lines(box_bytes) + input_columns * 4
+
+
+@triton.jit
+def _input_part(stage, BOX_BYTES: tl.constexpr):
+    """The address of the formed input, after a weight box of BOX_BYTES."""
+    return stage + _LINE + (BOX_BYTES + _LINE - 1) // _LINE * _LINE
 
 
 @triton.jit
@@ -40,9 +61,9 @@ def shared_end():
 
 
 @triton.jit
-def stage_area(top):
-    """The staging area's shared-memory address: the STAGE_BYTES below ``top``."""
-    return top - _AREA
+def stage_area(top, AREA: tl.constexpr):
+    """The staging area's shared-memory address: the AREA bytes below ``top``."""
+    return top - AREA
 
 
 @triton.jit
@@ -60,8 +81,8 @@ def _copy(dst, src, nbytes, bar):
 @triton.jit
 def stage_box(stage, src, rows, row_bytes, stride_bytes):
     """Start copying ``rows`` rows of ``row_bytes`` (a multiple of 16) at ``src`` (a 16-byte aligned pointer),
-    ``stride_bytes`` apart, into the area, row after row; one copy where the rows are contiguous."""
-    bar = stage + _BAR
+    ``stride_bytes`` apart, into the area's box, row after row; one copy where the rows are contiguous."""
+    bar = stage
     total = rows * row_bytes
     tl.inline_asm_elementwise(
         "{ .reg .pred p; .reg .u32 t; mov.u32 t, %tid.x; setp.eq.u32 p, t, 0;\n"
@@ -72,10 +93,10 @@ def stage_box(stage, src, rows, row_bytes, stride_bytes):
         "mov.u32 $0, 0; }", "=r,r,r", [bar, total], dtype=tl.int32, is_pure=False, pack=1)
     base = src.to(tl.int64)
     if stride_bytes == row_bytes:
-        _copy(stage, base, total, bar)
+        _copy(stage + _LINE, base, total, bar)
     else:
         for r in range(rows):
-            _copy(stage + r * row_bytes, base + r * stride_bytes, row_bytes, bar)
+            _copy(stage + _LINE + r * row_bytes, base + r * stride_bytes, row_bytes, bar)
 
 
 @triton.jit
@@ -86,7 +107,7 @@ def stage_wait(stage):
         while done == 0:
             done = tl.inline_asm_elementwise(
                 "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], 0; selp.u32 $0, 1, 0, p; }",
-                "=r,r", [stage + _BAR], dtype=tl.int32, is_pure=False, pack=1)
+                "=r,r", [stage], dtype=tl.int32, is_pure=False, pack=1)
 
 
 @triton.jit
@@ -97,13 +118,14 @@ def opaque(n):
 
 
 @triton.jit
-def stage_input(stage, cols, values, mask, CHUNK: tl.constexpr):
+def stage_input(stage, cols, values, mask, CHUNK: tl.constexpr, BOX_BYTES: tl.constexpr):
     """Store the formed input ``values`` (fp32) of chunk columns ``cols`` where ``mask``, in the area's input
-    part: column 8q + i at quad q's first plane (i < 4) or second plane (i >= 4), so the 32 lanes of a warp each
-    read one plane's 16 bytes of consecutive quads without bank conflicts. Follow with a CTA barrier."""
+    part (after a box of BOX_BYTES): column 8q + i at quad q's first plane (i < 4) or second plane (i >= 4), so the
+    32 lanes of a warp each read one plane's 16 bytes of consecutive quads without bank conflicts. Follow with a
+    CTA barrier."""
     q = cols // 8
     i = cols % 8
-    addr = stage + _X + tl.where(i < 4, q * 16 + i * 4, CHUNK * 2 + q * 16 + (i - 4) * 4)
+    addr = _input_part(stage, BOX_BYTES) + tl.where(i < 4, q * 16 + i * 4, CHUNK * 2 + q * 16 + (i - 4) * 4)
     tl.inline_asm_elementwise("{ .reg .pred p; setp.ne.u32 p, $3, 0; @p st.shared.f32 [$1], $2; mov.u32 $0, 0; }",
                               "=r,r,r,r", [addr, values.to(tl.float32), mask.to(tl.int32)], dtype=tl.int32,
                               is_pure=False, pack=1)
@@ -134,11 +156,12 @@ _PRODUCTS_FP16 = _products_asm("mov.b32 {h0, h1}, w0; cvt.f32.f16 a, h0; cvt.f32
 
 
 @triton.jit
-def staged_products(stage, rows, quads, ROW_BYTES: tl.constexpr, CHUNK: tl.constexpr, FP16: tl.constexpr):
+def staged_products(stage, rows, quads, ROW_BYTES: tl.constexpr, CHUNK: tl.constexpr, BOX_BYTES: tl.constexpr,
+                    FP16: tl.constexpr):
     """[rows, quads] sums of 8 products: weights row r, columns 8q..8q+7 of the staged box (16-bit, one 16-byte
     shared load) times the same columns of the staged input (fp32), summed in order with fused multiply-adds."""
-    w_addr = stage + rows[:, None] * ROW_BYTES + quads[None, :] * 16
-    x_addr = (stage + _X + quads * 16)[None, :] + tl.zeros_like(w_addr)
+    w_addr = stage + _LINE + rows[:, None] * ROW_BYTES + quads[None, :] * 16
+    x_addr = (_input_part(stage, BOX_BYTES) + quads * 16)[None, :] + tl.zeros_like(w_addr)
     if FP16:
         return tl.inline_asm_elementwise(_PRODUCTS_FP16, "=f,r,r,r", [w_addr, x_addr, x_addr + CHUNK * 2],
                                          dtype=tl.float32, is_pure=False, pack=1)
