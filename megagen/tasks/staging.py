@@ -35,8 +35,9 @@ LINE = 128
 _LINE = tl.constexpr(LINE)  # also the weight box's offset: the mbarrier (8 bytes) has the area's first line
 
 
+@triton.constexpr_function
 def _lines(nbytes):
-    """nbytes rounded up to whole 128-byte lines."""
+    """nbytes rounded up to whole 128-byte lines (on the host and in a kernel)."""
     return (nbytes + LINE - 1) // LINE * LINE
 
 
@@ -49,7 +50,7 @@ def area_bytes(box_bytes: int, input_columns: int) -> int:
 @triton.jit
 def _input_part(stage, BOX_BYTES: tl.constexpr):
     """The address of the formed input, after a weight box of BOX_BYTES."""
-    return stage + _LINE + (BOX_BYTES + _LINE - 1) // _LINE * _LINE
+    return stage + _LINE + _lines(BOX_BYTES)
 
 
 @triton.jit
