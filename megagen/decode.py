@@ -144,6 +144,9 @@ class GemvTiles(typing.NamedTuple):
     block_k: int
 
 
+NONNEGATIVE = ("gate_up_copy_spread",)  # Tiling's int settings that may be 0
+
+
 @dataclasses.dataclass(frozen=True)
 class Tiling:
     """Tile sizes of the decode graph and the CTA count its phases are sized for."""
@@ -197,6 +200,12 @@ class Tiling:
     # (64 KB) left 56 of its 128 down tiles on such CTAs, done 1.9 us after the others (H100 profile); 128 tiles of 48
     # rows (96 KB) leave none: 0.7333 -> 0.7192 ms a step (H100, one process; BENCHMARKS.md, 2026-11-27).
     wide_gate_up: bool = True
+    # where gate/up stages, its tile t of T starts its weight copy t / T of this many SM cycles after reaching the
+    # tile (0: at once). Its tiles are reached as the attention ends, and 128 Qwen3-0.6B copies of 96 KB issued at
+    # once queued the o tiles' input loads behind 12.6 MB: 3.16 us from their wait to their input formed, 1.18 with
+    # no gate/up copy under way (H100 profiles). Spread over 3,500 cycles (about 2 us): 0.7220 -> 0.7066 ms a step;
+    # 6,000: 0.7104; 9,000: 0.7122 (H100, one process; BENCHMARKS.md, 2026-11-27)
+    gate_up_copy_spread: int = 3500
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -206,6 +215,9 @@ class Tiling:
             if field.type in (bool, "bool"):
                 if not isinstance(value, bool):
                     raise MegagenError(f"{field.name} must be True or False, got {value!r}")
+            elif field.name in NONNEGATIVE:
+                if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                    raise MegagenError(f"{field.name} must be an int of at least 0, got {value!r}")
             elif not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise MegagenError(f"{field.name} must be a positive int, got {value!r}")
         if self.batch_block_rows not in (16, 32, 64):
@@ -378,10 +390,10 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         rows = min(cdiv(tiles.rows, tiles.block_n) * tiles.block_n, S.MAX_ARGMAX_ROWS)
         return tiles._replace(rows=rows), rows
 
-    def linear(task, w, y, name, tiles: GemvTiles, **tensors):
+    def linear(task, w, y, name, tiles: GemvTiles, spread: int = 0, **tensors):
         g.input(w)
         g.add(task, name=name, w=w, y=y, BLOCK_N=tiles.block_n, BLOCK_K=tiles.block_k, TILE_ROWS=tiles.rows,
-              DOT_ROWS=tiling.batch_block_rows, stage=staged, **tensors)
+              DOT_ROWS=tiling.batch_block_rows, stage=staged, COPY_SPREAD=spread if staged else 0, **tensors)
         return y
 
     def residual_linear(task, partial_task, w, name, residual, tiles: GemvTiles, **tensors):
@@ -584,8 +596,9 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
             continue
         inter = layer.gate.weight.shape[0]
         task, post = normed(f"L{i}.post_norm", layer.post_norm)(Lin.rmsnorm_gemv)
-        gate = linear(task, layer.gate.weight, act(1, batch, inter), f"L{i}.gate_proj", tiles["gate"], **post)
-        up = linear(task, layer.up.weight, act(1, batch, inter), f"L{i}.up_proj", tiles["up"], **post)
+        spread = tiling.gate_up_copy_spread
+        gate = linear(task, layer.gate.weight, act(1, batch, inter), f"L{i}.gate_proj", tiles["gate"], spread, **post)
+        up = linear(task, layer.up.weight, act(1, batch, inter), f"L{i}.up_proj", tiles["up"], spread, **post)
         resid = residual_linear(Lin.silu_mul_gemv_residual, Lin.silu_mul_gemv, layer.down.weight, f"L{i}.down_proj",
                                 resid, tiles["down"], x=gate, x2=up)
 

@@ -32,7 +32,7 @@ SCRIPT = textwrap.dedent('''
     parts = torch.empty(4, n)
     h, y = torch.empty(n), torch.empty(n)
     g = megagen.TaskGraph("ptx_check", inputs=[x, *ws])
-    g.add(gemv, w=ws[0], x=x, y=parts, BLOCK_N=32, BLOCK_K=64)   # split-K: group counters
+    g.add(gemv, w=ws[0], x=x, y=parts, BLOCK_N=32, BLOCK_K=64, COPY_SPREAD=64)  # split-K: group counters
     g.add(gemv, w=ws[1], x=parts, y=h, BLOCK_N=32, BLOCK_K=128)
     g.add(scale, x=h, out=y, alpha=0.5, BLOCK=128)               # float scalar
     g.add(add, x=h, y=y, out=h, BLOCK=128)                        # in place, int scalar
@@ -42,6 +42,7 @@ SCRIPT = textwrap.dedent('''
         assert "atom.global.gpu.acquire" in ptx and "fence.acq_rel.gpu" in ptx, scheduler
         # batch-1 bf16 GEMV tiles stage their weights in shared memory (megagen.tasks.staging)
         assert build.staging and "cp.async.bulk.shared::cluster.global" in ptx and "mbarrier.try_wait" in ptx
+        assert "%clock64;" in ptx  # the first GEMV's tiles spread their copies' starts
         print(scheduler, "ok", len(ptx))
     for scheduler in ("round_robin", "work_queue"):  # the static and the dynamic driver, profiled
         build = build_kernel(g, scheduler, num_ctas=8, interleaved=False, profile=True)

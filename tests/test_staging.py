@@ -199,6 +199,31 @@ def test_gate_up_takes_taller_tiles_where_its_neighbours_would_share_its_ctas():
     assert _tile_counts(decode_graph(decoder, state, 1, Tiling(512)))["gate_proj"] == (96, 32)  # CTAs enough
 
 
+def test_staged_gate_up_tiles_spread_their_copies():
+    """Where gate/up stages, its tiles start their weight copies spread over ``gate_up_copy_spread`` SM cycles; no
+    other op spreads, nor gate/up where it does not stage; 0 turns it off, and a negative spread is refused."""
+    decoder = trace(_qwen3_06b_layers(1))
+    state = DecodeState.allocate(decoder, 1, 64)
+
+    def spreads(tiling, state=state, batch=1):
+        g = decode_graph(decoder, state, batch, tiling)
+        return {op.name.split(".")[-1]: op.plan.constexprs["COPY_SPREAD"] for op in g.ops
+                if "COPY_SPREAD" in op.plan.constexprs}
+
+    on = spreads(Tiling(264))
+    assert on.pop("gate_proj") == on.pop("up_proj") == Tiling(264).gate_up_copy_spread > 0
+    assert set(on.values()) == {0} and {"q_proj", "o_proj", "down_proj", "lm_head"} <= set(on)
+    assert spreads(Tiling(264, gate_up_copy_spread=1000))["up_proj"] == 1000
+    assert set(spreads(Tiling(264, gate_up_copy_spread=0)).values()) == {0}
+    assert set(spreads(Tiling(264, stage_weights=False)).values()) == {0}
+    assert set(spreads(Tiling(264), DecodeState.allocate(decoder, 2, 64), 2).values()) == {0}
+    with pytest.raises(megagen.MegagenError, match="gate_up_copy_spread must be an int of at least 0, got -1"):
+        Tiling(264, gate_up_copy_spread=-1)
+    with pytest.raises(megagen.TaskDefinitionError, match="COPY_SPREAD"):
+        Lin.linear_plan(torch.empty(64, 64, dtype=torch.bfloat16), torch.empty(64, dtype=torch.bfloat16),
+                        torch.empty(64), COPY_SPREAD=-5)
+
+
 @ON_GPU_ONLY
 def test_wide_gate_up_tiles_decode_as_their_references(device):
     """The 96 KB boxes of the wide gate/up tiles (the largest staging area) on a GPU: every op agrees with its

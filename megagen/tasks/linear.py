@@ -43,8 +43,8 @@ from megagen.errors import TaskDefinitionError
 from megagen.profiler_device import mark
 from megagen.tasks.attention import merged_splits_reference
 from megagen.tasks.base import ALL, TilePlan, cdiv, register_task, tile_arange
-from megagen.tasks.staging import (STAGE_MAX_BYTES, area_bytes, opaque, stage_box, stage_input, stage_wait,
-                                    staged_products)
+from megagen.tasks.staging import (STAGE_MAX_BYTES, area_bytes, opaque, stage_after, stage_box, stage_input,
+                                    stage_wait, staged_products)
 
 # A rough per-SM share of HBM bandwidth (bytes per microsecond), for the schedule simulator's cost model.
 _SM_BYTES_PER_US = 25_000
@@ -287,12 +287,15 @@ def _x_form(xk, extra, x, norm_w, rstd, B_PAD: tl.constexpr, X_MODE: tl.constexp
 @triton.jit
 def gemv_prefetch(w, tile, N, stage, K: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                   B_PAD: tl.constexpr, ROW_TILES: tl.constexpr, TILE_ROWS: tl.constexpr, CHUNK: tl.constexpr,
-                  STAGE_BYTES: tl.constexpr):
+                  STAGE_BYTES: tl.constexpr, COPY_SPREAD: tl.constexpr):
     """Before the tile waits for its input: a staged tile starts copying its whole weight box into shared memory
-    (``megagen.tasks.staging``); any other loads its first weight block into registers."""
+    (``megagen.tasks.staging``), row tile r of R r / R of COPY_SPREAD SM cycles after it got here; any other loads
+    its first weight block into registers."""
     first_row = (tile % ROW_TILES) * TILE_ROWS
     k0 = (tile // ROW_TILES) * CHUNK
     if STAGE_BYTES and stage is not None:
+        if COPY_SPREAD > 0:
+            stage_after((tile % ROW_TILES) * COPY_SPREAD // ROW_TILES)
         stage_box(stage, w + first_row * K + k0, tl.minimum(TILE_ROWS, N - first_row), CHUNK * 2, K * 2)
         block = 0
     else:
@@ -568,7 +571,8 @@ def _split_parts(o_part, ml_part, k, w) -> tuple[int, int]:
 
 
 def linear_plan(w, x, y, x_fixed=None, x2=None, norm_w=None, bias=None, residual=None, residual_fixed=None, zero=None,
-                eps=1e-6, BLOCK_N=32, BLOCK_K=512, TILE_ROWS=None, DOT_ROWS=DOT_ROWS, stage=True, MERGE=False):
+                eps=1e-6, BLOCK_N=32, BLOCK_K=512, TILE_ROWS=None, DOT_ROWS=DOT_ROWS, stage=True, MERGE=False,
+                COPY_SPREAD=0):
     if w.dim() != 2 or not w.is_contiguous():
         raise TaskDefinitionError(f"linear: w must be a contiguous [N, K] matrix, got shape {tuple(w.shape)}")
     n, k = w.shape
@@ -618,6 +622,8 @@ def linear_plan(w, x, y, x_fixed=None, x2=None, norm_w=None, bias=None, residual
     TILE_ROWS = BLOCK_N if TILE_ROWS is None else TILE_ROWS
     if not isinstance(TILE_ROWS, int) or TILE_ROWS < 1:
         raise TaskDefinitionError(f"linear: TILE_ROWS must be a positive int, got {TILE_ROWS!r}")
+    if not isinstance(COPY_SPREAD, int) or isinstance(COPY_SPREAD, bool) or COPY_SPREAD < 0:
+        raise TaskDefinitionError(f"linear: COPY_SPREAD (SM cycles) must be an int of at least 0, got {COPY_SPREAD!r}")
     row_tiles = cdiv(n, TILE_ROWS)
     t = tile_arange(row_tiles * split)
     r, c = t % row_tiles, t // row_tiles
@@ -649,7 +655,7 @@ def linear_plan(w, x, y, x_fixed=None, x2=None, norm_w=None, bias=None, residual
                   "EPS": float(eps) if norm_w is not None else 0.0,
                   "RMS_BLOCK": min(triton.next_power_of_2(k), _RMS_VALUES // b_pad) if norm_w is not None else 1,
                   "X_IN_W_DTYPE": x_in_w_dtype, "STAGE_BYTES": stage_bytes(w, batch, TILE_ROWS, chunk) if stage else 0,
-                  "HEAD_DIM": head_dim}
+                  "HEAD_DIM": head_dim, "COPY_SPREAD": COPY_SPREAD}
     constexprs.update({name: None for name, v in (("x_fixed", x_fixed), ("x2", x2), ("norm_w", norm_w), ("bias", bias),
                                                    ("residual", residual), ("residual_fixed", residual_fixed),
                                                    ("zero", zero)) if v is None})

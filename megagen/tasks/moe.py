@@ -103,7 +103,7 @@ def expert_tile(w, x, x2, norm_w, ids, y, tile, N, B, marks, K: tl.constexpr, BL
     row = slot // X_ROW_DIV
     if X_MODE == "silu_mul":
         x2 = x2 + row * K
-    first = gemv_prefetch(w_e, sub, N, None, K, BLOCK_N, BLOCK_K, 1, ROW_TILES, TILE_ROWS, CHUNK, False)
+    first = gemv_prefetch(w_e, sub, N, None, K, BLOCK_N, BLOCK_K, 1, ROW_TILES, TILE_ROWS, CHUNK, False, 0)
     linear_tile(w_e, x + row * K, None, x2, norm_w, None, None, None, None, y + slot * N, sub, N, B, first, marks,
                 None, K, BLOCK_N, BLOCK_K, 1, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, 1, X_MODE, EPS, RMS_BLOCK, False,
                 False)

@@ -21,6 +21,11 @@ The copies run in the async proxy: the barrier is initialised again (phase 0) fo
 CTA barrier that ends the task before (so no thread still reads the area), with a proxy fence before the
 copies. A staged task whose wait gave up still waits for its copies (``stage_wait``) before the CTA moves on.
 
+A phase of many large boxes whose tiles are reached at once would queue all their copies at once, and every load
+issued after them waits its turn: Qwen3-0.6B's 128 gate/up copies of 96 KB start as the attention ends, and kept the
+o tiles' input loads 2 us behind them (H100 profiles). Such a phase spreads its copies' starts over some SM cycles
+(``stage_after``; ``Tiling.gate_up_copy_spread``); HBM still streams them at its rate.
+
 Only GPU drivers stage: the interpreter runs no inline PTX, so there ``stage`` is None and tiles take their
 register path.
 """
@@ -98,6 +103,15 @@ def stage_box(stage, src, rows, row_bytes, stride_bytes):
     else:
         for r in range(rows):
             _copy(stage + _LINE + r * row_bytes, base + r * stride_bytes, row_bytes, bar)
+
+
+@triton.jit
+def stage_after(cycles):
+    """Spin until ``cycles`` SM cycles (``%clock64``) have passed: a staged tile's copy starts that much later."""
+    start = tl.inline_asm_elementwise("mov.u64 $0, %clock64;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+    now = start
+    while now - start < cycles:
+        now = tl.inline_asm_elementwise("mov.u64 $0, %clock64;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
 
 
 @triton.jit
