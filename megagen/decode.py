@@ -144,9 +144,6 @@ class GemvTiles(typing.NamedTuple):
     block_k: int
 
 
-NONNEGATIVE = ("gate_up_copy_spread",)  # Tiling's int settings that may be 0
-
-
 @dataclasses.dataclass(frozen=True)
 class Tiling:
     """Tile sizes of the decode graph and the CTA count its phases are sized for."""
@@ -205,7 +202,7 @@ class Tiling:
     # once queued the o tiles' input loads behind 12.6 MB: 3.16 us from their wait to their input formed, 1.18 with
     # no gate/up copy under way (H100 profiles). Spread over 3,500 cycles (about 2 us): 0.7220 -> 0.7066 ms a step;
     # 6,000: 0.7104; 9,000: 0.7122 (H100, one process; BENCHMARKS.md, 2026-11-27)
-    gate_up_copy_spread: int = 3500
+    gate_up_copy_spread: int = dataclasses.field(default=3500, metadata={"least": 0})
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -215,11 +212,10 @@ class Tiling:
             if field.type in (bool, "bool"):
                 if not isinstance(value, bool):
                     raise MegagenError(f"{field.name} must be True or False, got {value!r}")
-            elif field.name in NONNEGATIVE:
-                if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                    raise MegagenError(f"{field.name} must be an int of at least 0, got {value!r}")
-            elif not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise MegagenError(f"{field.name} must be a positive int, got {value!r}")
+            elif not isinstance(value, int) or isinstance(value, bool) or value < field.metadata.get("least", 1):
+                least = field.metadata.get("least", 1)  # an int setting's least value: 1 unless its field says
+                raise MegagenError(f"{field.name} must be " + ("a positive int" if least == 1 else
+                                                               f"an int of at least {least}") + f", got {value!r}")
         if self.batch_block_rows not in (16, 32, 64):
             raise MegagenError(f"batch_block_rows must be 16, 32 or 64, got {self.batch_block_rows!r}")
 

@@ -106,12 +106,18 @@ def stage_box(stage, src, rows, row_bytes, stride_bytes):
 
 
 @triton.jit
+def _sm_clock():
+    """The SM's cycle counter (``%clock64``)."""
+    return tl.inline_asm_elementwise("mov.u64 $0, %clock64;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+
+
+@triton.jit
 def stage_after(cycles):
-    """Spin until ``cycles`` SM cycles (``%clock64``) have passed: a staged tile's copy starts that much later."""
-    start = tl.inline_asm_elementwise("mov.u64 $0, %clock64;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+    """Spin until ``cycles`` SM cycles have passed: a staged tile's copy starts that much later."""
+    start = _sm_clock()
     now = start
     while now - start < cycles:
-        now = tl.inline_asm_elementwise("mov.u64 $0, %clock64;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+        now = _sm_clock()
 
 
 @triton.jit
