@@ -197,12 +197,14 @@ class Tiling:
     # (64 KB) left 56 of its 128 down tiles on such CTAs, done 1.9 us after the others (H100 profile); 128 tiles of 48
     # rows (96 KB) leave none: 0.7333 -> 0.7192 ms a step (H100, one process; BENCHMARKS.md, 2026-11-27).
     wide_gate_up: bool = True
-    # where gate/up stages, its tile t of T starts its weight copy t / T of this many SM cycles after reaching the
-    # tile (0: at once). Its tiles are reached as the attention ends, and 128 Qwen3-0.6B copies of 96 KB issued at
-    # once queued the o tiles' input loads behind 12.6 MB: 3.16 us from their wait to their input formed, 1.18 with
-    # no gate/up copy under way (H100 profiles). Spread over 3,500 cycles (about 2 us): 0.7220 -> 0.7066 ms a step;
-    # 6,000: 0.7104; 9,000: 0.7122 (H100, one process; BENCHMARKS.md, 2026-11-27)
-    gate_up_copy_spread: int = dataclasses.field(default=3500, metadata={"least": 0})
+    # where the projections stage, each phase starts its tiles' weight copies at this many bytes per SM cycle: a
+    # phase of B weight bytes spreads its tiles' starts over B / rate cycles (``copy_spread``; 0: all at once). A
+    # copy under way holds up every other load, store and fence of its SM until it lands (an o tile's release took
+    # 3.2 us where its SM's other CTA had just started a 96 KB gate/up copy, 0.5 where that copy was 3 us old; H100
+    # profiles), and a phase whose copies start at once gives every SM one. Qwen3-0.6B (H100, one process): gate/up
+    # alone spread over 3,500 cycles 0.7079 ms a step; every phase at 3,600 bytes a cycle 0.6976, 1,800 0.6939
+    # (BENCHMARKS.md, 2026-11-27)
+    copy_issue_rate: int = dataclasses.field(default=1800, metadata={"least": 0})
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -218,6 +220,10 @@ class Tiling:
                                                                f"an int of at least {least}") + f", got {value!r}")
         if self.batch_block_rows not in (16, 32, 64):
             raise MegagenError(f"batch_block_rows must be 16, 32 or 64, got {self.batch_block_rows!r}")
+
+    def copy_spread(self, *weights: torch.Tensor) -> int:
+        """SM cycles over which a staged phase of these weights starts its tiles' copies (``copy_issue_rate``)."""
+        return round(sum(w.nbytes for w in weights) / self.copy_issue_rate) if self.copy_issue_rate else 0
 
     @classmethod
     def for_tp(cls, num_ctas: int, tp: int = 1, **options) -> "Tiling":
@@ -396,10 +402,10 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         """A projection added to the residual stream: fused on one rank, through an allreduce across ranks."""
         n, k = w.shape
         if tp == 1:
-            return linear(task, w, act(tiles.split, batch, n, dtype=torch.float32), name, tiles, residual=residual,
-                          **tensors)
+            return linear(task, w, act(tiles.split, batch, n, dtype=torch.float32), name, tiles, tiling.copy_spread(w),
+                          residual=residual, **tensors)
         part = world.symmetric(rank, (tiles.split, batch, n), torch.float32)
-        linear(partial_task, w, part, name, tiles, **tensors)
+        linear(partial_task, w, part, name, tiles, tiling.copy_spread(w), **tensors)
         out = act(1, batch, n, dtype=torch.float32)
         allreduce_ops(g, f"{name}.allreduce", part, residual, out, ranks=tp, mode=allreduce)
         return out
@@ -539,13 +545,14 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         g.input(layer.input_norm.weight, layer.post_norm.weight)
         reader = normed(f"L{i}.input_norm", layer.input_norm)
         proj, tiles = {}, layer_tiles[i]
+        qkv_spread = tiling.copy_spread(a.q.weight, a.k.weight, a.v.weight)  # q, k and v run as one phase
         for name, lin, heads in (("q", a.q, a.heads), ("k", a.k, a.kv_heads), ("v", a.v, a.kv_heads)):
             qkv = tiles[name]
             y = act(qkv.split, batch, heads * a.head_dim, dtype=dt if qkv.split == 1 else torch.float32)
             bias = {} if lin.bias is None else {"bias": lin.bias}
             g.input(*bias.values())
             task, inputs = reader(Lin.rmsnorm_gemv_bias if bias else Lin.rmsnorm_gemv)
-            proj[name] = linear(task, lin.weight, y, f"L{i}.{name}_proj", qkv, **bias, **inputs)
+            proj[name] = linear(task, lin.weight, y, f"L{i}.{name}_proj", qkv, qkv_spread, **bias, **inputs)
 
         max_keys = min(state.k_cache[i].shape[2], a.window or state.k_cache[i].shape[2])
         key_bytes = 2 * a.head_dim * state.k_cache[i].element_size()
@@ -592,7 +599,7 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
             continue
         inter = layer.gate.weight.shape[0]
         task, post = normed(f"L{i}.post_norm", layer.post_norm)(Lin.rmsnorm_gemv)
-        spread = tiling.gate_up_copy_spread
+        spread = tiling.copy_spread(layer.gate.weight, layer.up.weight)
         gate = linear(task, layer.gate.weight, act(1, batch, inter), f"L{i}.gate_proj", tiles["gate"], spread, **post)
         up = linear(task, layer.up.weight, act(1, batch, inter), f"L{i}.up_proj", tiles["up"], spread, **post)
         resid = residual_linear(Lin.silu_mul_gemv_residual, Lin.silu_mul_gemv, layer.down.weight, f"L{i}.down_proj",

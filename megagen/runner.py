@@ -303,9 +303,9 @@ def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, ma
     megagen.tasks.staging; True), ``merge_in_o`` (at batch 1, where the o projection stages, its tiles merge the
     attention's splits themselves instead of the last split of each KV head; True), ``wide_gate_up`` (where every
     projection stages, gate/up takes as few, taller tiles as leave the o and down phases CTAs of their own; True),
-    ``gate_up_copy_spread`` (where gate/up stages, its tiles start their weight copies spread over this many SM
-    cycles, so they do not all queue at once ahead of the o tiles' input loads; 3500, 0 for at once). Other keyword
-    arguments go to MegaKernel (num_ctas: two per SM, shared
+    ``copy_issue_rate`` (where the projections stage, each phase starts its tiles' weight copies at this many bytes
+    per SM cycle, so a copy under way holds up few of its SM's other loads and stores; 1800, 0 for all at once). Other
+    keyword arguments go to MegaKernel (num_ctas: two per SM, shared
     by the ranks of an emulated world on a GPU; num_warps, profile, ...). Errors are raised before anything
     compiles or any rank starts.
     """

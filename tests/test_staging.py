@@ -199,26 +199,36 @@ def test_gate_up_takes_taller_tiles_where_its_neighbours_would_share_its_ctas():
     assert _tile_counts(decode_graph(decoder, state, 1, Tiling(512)))["gate_proj"] == (96, 32)  # CTAs enough
 
 
-def test_staged_gate_up_tiles_spread_their_copies():
-    """Where gate/up stages, its tiles start their weight copies spread over ``gate_up_copy_spread`` SM cycles; no
-    other op spreads, nor gate/up where it does not stage; 0 turns it off, and a negative spread is refused."""
+def test_staged_phases_start_their_copies_at_the_issue_rate():
+    """Where the projections stage, each phase spreads its tiles' copy starts over its weight bytes / copy_issue_rate
+    SM cycles (q, k and v as one phase, gate and up as one); the lm_head, which does not stage, does not spread,
+    nor does any op where nothing stages; rate 0 turns it off, and a negative rate is refused."""
     decoder = trace(_qwen3_06b_layers(1))
     state = DecodeState.allocate(decoder, 1, 64)
+    layer = decoder.layers[0]
 
     def spreads(tiling, state=state, batch=1):
         g = decode_graph(decoder, state, batch, tiling)
         return {op.name.split(".")[-1]: op.plan.constexprs["COPY_SPREAD"] for op in g.ops
                 if "COPY_SPREAD" in op.plan.constexprs}
 
+    def cycles(rate, *linears):
+        return round(sum(lin.weight.nbytes for lin in linears) / rate)
+
+    rate = Tiling(264).copy_issue_rate
     on = spreads(Tiling(264))
-    assert on.pop("gate_proj") == on.pop("up_proj") == Tiling(264).gate_up_copy_spread > 0
-    assert set(on.values()) == {0} and {"q_proj", "o_proj", "down_proj", "lm_head"} <= set(on)
-    assert spreads(Tiling(264, gate_up_copy_spread=1000))["up_proj"] == 1000
-    assert set(spreads(Tiling(264, gate_up_copy_spread=0)).values()) == {0}
+    qkv = cycles(rate, layer.attn.q, layer.attn.k, layer.attn.v)
+    assert on["q_proj"] == on["k_proj"] == on["v_proj"] == qkv > 0
+    assert on["o_proj"] == cycles(rate, layer.attn.o) > 0
+    assert on["gate_proj"] == on["up_proj"] == cycles(rate, layer.gate, layer.up) > qkv
+    assert on["down_proj"] == cycles(rate, layer.down) > 0
+    assert on["lm_head"] == 0
+    assert spreads(Tiling(264, copy_issue_rate=2 * rate))["up_proj"] == cycles(2 * rate, layer.gate, layer.up)
+    assert set(spreads(Tiling(264, copy_issue_rate=0)).values()) == {0}
     assert set(spreads(Tiling(264, stage_weights=False)).values()) == {0}
     assert set(spreads(Tiling(264), DecodeState.allocate(decoder, 2, 64), 2).values()) == {0}
-    with pytest.raises(megagen.MegagenError, match="gate_up_copy_spread must be an int of at least 0, got -1"):
-        Tiling(264, gate_up_copy_spread=-1)
+    with pytest.raises(megagen.MegagenError, match="copy_issue_rate must be an int of at least 0, got -1"):
+        Tiling(264, copy_issue_rate=-1)
     with pytest.raises(megagen.TaskDefinitionError, match="COPY_SPREAD"):
         Lin.linear_plan(torch.empty(64, 64, dtype=torch.bfloat16), torch.empty(64, dtype=torch.bfloat16),
                         torch.empty(64), COPY_SPREAD=-5)

@@ -21,10 +21,12 @@ The copies run in the async proxy: the barrier is initialised again (phase 0) fo
 CTA barrier that ends the task before (so no thread still reads the area), with a proxy fence before the
 copies. A staged task whose wait gave up still waits for its copies (``stage_wait``) before the CTA moves on.
 
-A phase of many large boxes whose tiles are reached at once would queue all their copies at once, and every load
-issued after them waits its turn: Qwen3-0.6B's 128 gate/up copies of 96 KB start as the attention ends, and kept the
-o tiles' input loads 2 us behind them (H100 profiles). Such a phase spreads its copies' starts over some SM cycles
-(``stage_after``; ``Tiling.gate_up_copy_spread``); HBM still streams them at its rate.
+A copy under way holds up the other loads, stores and fences of its SM until it lands, and a phase whose tiles are
+reached at once would start every SM's copy at once: Qwen3-0.6B's 128 gate/up copies of 96 KB, started as the
+attention ends, kept the o tiles' input loads 2 us behind them, and an o tile's release took 3.2 us where its SM's
+other CTA had just started one, 0.5 where it had started 3 us before (H100 profiles). So a phase starts its copies
+at a set rate (``stage_after``: an op's row tile r of R starts r / R of the phase's spread after reaching it;
+``Tiling.copy_issue_rate``), about HBM's own.
 
 Only GPU drivers stage: the interpreter runs no inline PTX, so there ``stage`` is None and tiles take their
 register path.
