@@ -200,7 +200,7 @@ class Tiling:
     # where the projections stage, each phase starts its tiles' weight copies at this many bytes per SM cycle: a
     # phase of B weight bytes spreads its tiles' starts over B / rate cycles (``copy_spread``; 0: all at once). A
     # copy under way holds up every other load, store and fence of its SM until it lands (an o tile's release took
-    # 3.2 us where its SM's other CTA had just started a 96 KB gate/up copy, 0.5 where that copy was 3 us old; H100
+    # 3.2 us where its SM's other CTA had just started a 96 KB gate/up copy, 0.5 where it was 3 us old or more; H100
     # profiles), and a phase whose copies start at once gives every SM one. Qwen3-0.6B (H100, one process): gate/up
     # alone spread over 3,500 cycles 0.7079 ms a step; every phase at 3,600 bytes a cycle 0.6976, 1,800 0.6939
     # (BENCHMARKS.md, 2026-11-27)

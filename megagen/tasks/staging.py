@@ -24,9 +24,9 @@ copies. A staged task whose wait gave up still waits for its copies (``stage_wai
 A copy under way holds up the other loads, stores and fences of its SM until it lands, and a phase whose tiles are
 reached at once would start every SM's copy at once: Qwen3-0.6B's 128 gate/up copies of 96 KB, started as the
 attention ends, kept the o tiles' input loads 2 us behind them, and an o tile's release took 3.2 us where its SM's
-other CTA had just started one, 0.5 where it had started 3 us before (H100 profiles). So a phase starts its copies
-at a set rate (``stage_after``: an op's row tile r of R starts r / R of the phase's spread after reaching it;
-``Tiling.copy_issue_rate``), about HBM's own.
+other CTA had just started one, 0.5 where it had started 3 us before or more (H100 profiles). So a phase starts its
+copies at a set rate (``stage_after``: an op's row tile r of R starts r / R of the phase's spread after reaching
+it; ``Tiling.copy_issue_rate``), near the rate HBM streams them (H100).
 
 Only GPU drivers stage: the interpreter runs no inline PTX, so there ``stage`` is None and tiles take their
 register path.
