@@ -56,12 +56,20 @@ FLOOR_DEFINITION = ("floor_ms: bytes_per_step over the copy bandwidth. bytes_per
 
 # -- timing ---------------------------------------------------------------------------------------------
 
-def measure(step, steps: int, warmup: int, before=None, cuda: bool = True) -> list[float]:
-    """Milliseconds of ``step()`` per call; ``before()`` runs untimed before every call."""
-    for _ in range(warmup):
+def measure(step, steps: int, warmup: int, before=None, cuda: bool = True,
+            warmup_s: float = 0.0) -> list[float]:
+    """Milliseconds of ``step()`` per call; ``before()`` runs untimed before every call. Warm-up: ``warmup`` calls,
+    and more until ``warmup_s`` seconds have passed, each waited for as the timed ones are. A GPU that sat idle
+    (while a system built and compiled) runs its first few hundred steps slower: one Qwen3-0.6B MegaKernel, after
+    5 s idle, took 0.700 ms a step for about 250 steps, then 0.687 (H100, BENCHMARKS.md, 2026-11-27)."""
+    t0, done = time.perf_counter(), 0
+    while done < warmup or time.perf_counter() - t0 < warmup_s:
         if before:
             before()
         step()
+        if cuda:
+            torch.cuda.synchronize()
+        done += 1
     times = []
     for _ in range(steps):
         if before:
@@ -249,7 +257,7 @@ def bench_model(name: str, args, bandwidth: float, device, progress) -> dict:
                 scheduler = system[len("megagen_"):].removesuffix("_sample")
                 step, before, kernel, extra = megagen_step(model, prompt, scheduler, args.options,
                                                            sample=system.endswith("_sample"))
-            times = measure(step, args.steps, args.warmup, before, cuda=cuda)
+            times = measure(step, args.steps, args.warmup, before, cuda=cuda, warmup_s=args.warmup_seconds)
             if system.startswith("megagen_"):
                 kernel.check()
             result["systems"][system] = {**summarize(times, args.batch), **extra}
@@ -281,7 +289,9 @@ def markdown(report: dict) -> str:
     lines += [f"Command: {command}. torch {report['torch']}, triton {report['triton']}, "
               f"transformers {report['transformers']}. Copy bandwidth {report['copy_bandwidth_GBps']:.0f} GB/s. "
               "Per-token decode latency, median of "
-              + ("wall-clock-timed" if report["dry_run"] else "CUDA-event-timed") + " steps (min–max).", ""]
+              + ("wall-clock-timed" if report["dry_run"] else "CUDA-event-timed") + " steps (min–max)"
+              + (f", each system after at least {report['warmup']} untimed steps and {report['warmup_seconds']:g} s"
+                 if "warmup_seconds" in report else "") + ".", ""]
     if "floor_definition" in report:  # bench.json files written before it was recorded lack it
         lines += [f"Floor: {report['floor_definition']}", ""]
     for part in report.get("combined_from", []):
@@ -353,7 +363,10 @@ def parse_args(argv):
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--context", type=int, default=512)
     ap.add_argument("--steps", type=int, default=100, help="timed steps per system (at least 100 for a result)")
-    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=10, help="untimed steps per system before its timed ones, at least")
+    ap.add_argument("--warmup-seconds", type=float, default=1.0,
+                    help="... and as many more as fill this many seconds (a GPU idle while a system compiled "
+                         "runs its first few hundred steps slower)")
     ap.add_argument("--schedulers", nargs="+", default=list(SCHEDULERS), choices=SCHEDULERS)
     ap.add_argument("--baselines", nargs="*", default=list(BASELINES), choices=BASELINES)
     ap.add_argument("--sample", action="store_true",
@@ -395,7 +408,7 @@ def main(argv=None) -> int:
             raise MegagenError("--dry-run runs in Triton's CPU interpreter; on a GPU machine set TRITON_INTERPRET=1 "
                                "before starting, or leave --dry-run out")
         args.model = args.model or ["tiny-qwen3"]
-        args.steps, args.warmup = min(args.steps, 3), 1
+        args.steps, args.warmup, args.warmup_seconds = min(args.steps, 3), 1, 0.0
         args.context = min(args.context, 16)
         device = torch.device("cpu")
     else:
@@ -413,8 +426,10 @@ def main(argv=None) -> int:
               "command": " ".join(["megagen bench"] + (sys.argv[1:] if argv is None else list(argv))),
               "torch": torch.__version__, "triton": __import__("triton").__version__,
               "transformers": __import__("transformers").__version__, "megagen": megagen.__version__,
+              "megagen_source": str(Path(megagen.__file__).parent),
               "floor_definition": FLOOR_DEFINITION, "dry_run": args.dry_run, "baselines": list(args.baselines),
-              "options": args.options, "pdl_options": args.pdl_options, "results": []}
+              "options": args.options, "pdl_options": args.pdl_options, "warmup": args.warmup,
+              "warmup_seconds": args.warmup_seconds, "results": []}
     bandwidth = copy_bandwidth(device, cuda)
     report["copy_bandwidth_GBps"] = bandwidth / 1e9
     total = len(args.model) * (len(args.baselines) + len(args.schedulers) * (2 if args.sample else 1))

@@ -3,6 +3,8 @@ import itertools
 import json
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -20,6 +22,8 @@ def test_dry_run_writes_json_markdown_and_plot(tmp_path):
         assert report[key]
     assert report["floor_definition"] == bench.FLOOR_DEFINITION
     assert report["options"] == {} and report["pdl_options"] == {}
+    assert report["warmup"] == 1 and report["warmup_seconds"] == 0.0  # the dry run's
+    assert report["megagen_source"] == str(Path(bench.__file__).parent)  # which megagen ran (python -m's path)
     (r,) = report["results"]
     assert r["model"] == "tiny-qwen3" and r["bytes_per_step"] > 0 and r["floor_ms"] > 0
     assert set(r["systems"]) == {"hf_eager", "megagen_round_robin"}
@@ -31,9 +35,24 @@ def test_dry_run_writes_json_markdown_and_plot(tmp_path):
     assert mg["speedup_vs"]["hf_eager"] == pytest.approx(r["systems"]["hf_eager"]["median_ms"] / mg["median_ms"])
     md = (tmp_path / "bench.md").read_text()
     assert "Dry run" in md and "| megagen_round_robin |" in md and "skipped: needs a CUDA GPU" in md
-    assert f"Floor: {bench.FLOOR_DEFINITION}" in md
+    assert f"Floor: {bench.FLOOR_DEFINITION}" in md and "after at least 1 untimed steps and 0 s" in md
     png = (tmp_path / "bench.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+
+
+def test_measure_warms_up_for_its_steps_and_its_seconds():
+    """The warm-up runs ``warmup`` untimed calls and, with ``warmup_s``, more until that many seconds have
+    passed (a GPU idle while a system compiled is slower for its first few hundred steps)."""
+    starts = []
+
+    def step():
+        starts.append(time.perf_counter())
+        time.sleep(0.01)
+    assert len(bench.measure(step, 3, 2, cuda=False)) == 3 and len(starts) == 5
+    starts.clear()
+    t0 = time.perf_counter()
+    assert len(bench.measure(step, 3, 2, cuda=False, warmup_s=0.2)) == 3
+    assert len(starts) >= 2 + 3 and starts[-3] - t0 >= 0.2  # the first timed call starts after the warm-up's time
 
 
 @pytest.mark.skipif(not interpreting(), reason="the dry run is the interpreter's harness check")
