@@ -214,8 +214,9 @@ class Tiling:
             if field.type in (bool, "bool"):
                 if not isinstance(value, bool):
                     raise MegagenError(f"{field.name} must be True or False, got {value!r}")
-            elif not isinstance(value, int) or isinstance(value, bool) or value < field.metadata.get("least", 1):
-                least = field.metadata.get("least", 1)  # an int setting's least value: 1 unless its field says
+                continue
+            least = field.metadata.get("least", 1)  # an int setting's least value: 1 unless its field says
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
                 raise MegagenError(f"{field.name} must be " + ("a positive int" if least == 1 else
                                                                f"an int of at least {least}") + f", got {value!r}")
         if self.batch_block_rows not in (16, 32, 64):
