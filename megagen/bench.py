@@ -12,6 +12,8 @@ MegaKernel), and megagen under each scheduler (one MegaKernel launch per step). 
 CUDA-event timed with the context reset before it (so every step decodes at the same context),
 median / min / max over ``--steps`` steps after warm-up; prefill is never timed. The floor is the
 bytes a step must read over the device-to-device copy bandwidth measured in the same run (FLOOR_DEFINITION).
+A baseline the model's own code cannot run (a compile or a CUDA-graph capture that fails) is reported under the
+model's ``skipped`` with the error, and the other systems still run.
 Writes bench.json (every figure with GPU, driver, versions, date and command), bench.md and
 bench.png into ``--out``.
 """
@@ -222,6 +224,29 @@ def megagen_step(model, prompt, scheduler, options, sample: bool = False):
     return step, reset, kernel, info
 
 
+def time_baseline(system: str, model, prompt, args, cuda: bool) -> dict:
+    """One baseline's timing summary (``summarize``), with its setup time where it compiles or captures."""
+    extra = {}
+    if system == "hf_eager":
+        step, before = hf_eager(model, prompt)
+    elif system in ("hf_static_cuda_graph", "torch_compile_cuda_graph"):
+        t0 = time.perf_counter()
+        step, before = hf_static(model, prompt, compiled=system == "torch_compile_cuda_graph")
+        extra["setup_s"] = time.perf_counter() - t0
+    else:
+        step, before = ops_pdl(model, prompt, {**args.options, **args.pdl_options})
+    times = measure(step, args.steps, args.warmup, before, cuda=cuda, warmup_s=args.warmup_seconds)
+    return {**summarize(times, args.batch), **extra}
+
+
+def cannot_run(error: Exception) -> str:
+    """Why a baseline did not run, for bench.json's ``skipped``: a model's code may not compile or capture (a
+    mixture of experts' data-dependent expert loop, say), which says nothing about megagen, so the other systems
+    still run and the report says why this one is missing."""
+    first = (str(error).strip().splitlines() or [""])[0]
+    return f"failed: {type(error).__name__}: {first[:300]}"
+
+
 # -- one model ------------------------------------------------------------------------------------------
 
 def bench_model(name: str, args, bandwidth: float, device, progress) -> dict:
@@ -244,23 +269,23 @@ def bench_model(name: str, args, bandwidth: float, device, progress) -> dict:
                 result["skipped"][system] = "needs a CUDA GPU"
                 progress.update()
                 continue
-            extra = {}
-            if system == "hf_eager":
-                step, before = hf_eager(model, prompt)
-            elif system in ("hf_static_cuda_graph", "torch_compile_cuda_graph"):
-                t0 = time.perf_counter()
-                step, before = hf_static(model, prompt, compiled=system == "torch_compile_cuda_graph")
-                extra["setup_s"] = time.perf_counter() - t0
-            elif system == "ops_pdl_cuda_graph":
-                step, before = ops_pdl(model, prompt, {**args.options, **args.pdl_options})
-            else:
+            if system.startswith("megagen_"):
                 scheduler = system[len("megagen_"):].removesuffix("_sample")
                 step, before, kernel, extra = megagen_step(model, prompt, scheduler, args.options,
                                                            sample=system.endswith("_sample"))
-            times = measure(step, args.steps, args.warmup, before, cuda=cuda, warmup_s=args.warmup_seconds)
-            if system.startswith("megagen_"):
+                times = measure(step, args.steps, args.warmup, before, cuda=cuda, warmup_s=args.warmup_seconds)
                 kernel.check()
-            result["systems"][system] = {**summarize(times, args.batch), **extra}
+                result["systems"][system] = {**summarize(times, args.batch), **extra}
+            else:
+                try:
+                    result["systems"][system] = time_baseline(system, model, prompt, args, cuda)
+                except MegagenError:  # megagen's own refusal (the PDL baseline's options): the user's to fix
+                    raise
+                except Exception as e:  # noqa: BLE001 - a baseline the model's code cannot run is reported
+                    result["skipped"][system] = cannot_run(e)
+                    if cuda:
+                        torch.cuda.synchronize()
+                        torch.cuda.empty_cache()
             progress.update()
     for entry in result["systems"].values():
         entry["fraction_of_floor"] = result["floor_ms"] / entry["median_ms"]

@@ -11,6 +11,7 @@ import torch
 
 from megagen import bench
 from megagen.backend import interpreting
+from megagen.errors import MegagenError
 
 
 @pytest.mark.skipif(not interpreting(), reason="the dry run is the interpreter's harness check")
@@ -155,3 +156,24 @@ def test_the_pdl_baseline_takes_tiling_options_of_its_own():
                              "block_k=512"])
     assert args.options == {"max_tile_rows": 64} and args.pdl_options == {"block_n": 16, "block_k": 512}
     assert bench.parse_args([]).pdl_options == {}
+
+
+@pytest.mark.skipif(not interpreting(), reason="the dry run is the interpreter's harness check")
+def test_a_baseline_the_model_cannot_run_is_reported_and_the_rest_still_run(tmp_path, monkeypatch):
+    def no_eager(model, prompt):
+        raise RuntimeError("data-dependent expert loop\nsecond line")
+    monkeypatch.setattr(bench, "hf_eager", no_eager)
+    assert bench.main(["--dry-run", "--schedulers", "round_robin", "--out", str(tmp_path)]) == 0
+    (r,) = json.loads((tmp_path / "bench.json").read_text())["results"]
+    assert r["skipped"]["hf_eager"] == "failed: RuntimeError: data-dependent expert loop"
+    assert set(r["systems"]) == {"megagen_round_robin"} and r["systems"]["megagen_round_robin"]["speedup_vs"] == {}
+    assert "| hf_eager | skipped: failed: RuntimeError: data-dependent expert loop |" in (tmp_path / "bench.md").read_text()
+
+
+@pytest.mark.skipif(not interpreting(), reason="the dry run is the interpreter's harness check")
+def test_megagens_own_refusal_in_a_baseline_is_not_hidden(tmp_path, monkeypatch):
+    def refused(model, prompt):
+        raise MegagenError("bad option")
+    monkeypatch.setattr(bench, "hf_eager", refused)
+    with pytest.raises(MegagenError, match="bad option"):
+        bench.main(["--dry-run", "--schedulers", "round_robin", "--out", str(tmp_path)])
