@@ -16,12 +16,20 @@ A sparse MLP block is four phases of the decode graph (``megagen.decode``):
    fp32 like the rest of the residual stream.
 
 At batch > 1 every row's slots are tiles of their own: an expert two rows share is streamed once per row.
+
+Early routing (``Tiling.early_routing``, one rank) takes phases 1 and 2 off the path after the o projection: the
+router's logits are the norm's factor (one positive number a row) times logits that two GEMVs give before o is done
+(``megagen.trace.Layer.early_router``), one of the stream before o and ``router_route`` over the attention's output,
+whose last tile to finish picks the experts from them (the factor changes no order); ``moe_combine_routed`` takes
+the factor from the stream after o and computes the routing weights as ``route`` would.
 """
+import numpy as np
 import torch
 import triton
 import triton.language as tl
 
 from megagen.errors import TaskDefinitionError
+from megagen.scoreboard.device import take_ticket
 from megagen.tasks.base import ALL, TilePlan, cdiv, register_task, tile_arange
 from megagen.tasks.linear import check_pairs_aligned, gemv_prefetch, linear_plan, linear_reference, linear_tile
 
@@ -47,19 +55,21 @@ def route_tile(logits, ids, weights, tile, E: tl.constexpr, E_PAD: tl.constexpr,
         top = tl.where(slots == k, best, top)
         idx = tl.where(slots == k, e.to(tl.int64), idx)
         p = tl.where(experts == e, -1.0, p)  # probabilities are >= 0: a taken expert is never the best again
-    if RENORMALIZE:
-        top = top / tl.sum(top, 0)
     tl.store(ids + tile * TOPK + slots, idx, mask=slots < TOPK)
-    tl.store(weights + tile * TOPK + slots, top.to(weights.dtype.element_ty), mask=slots < TOPK)
+    if weights is not None:  # router_route leaves the weights to moe_combine_routed
+        if RENORMALIZE:
+            top = top / tl.sum(top, 0)
+        tl.store(weights + tile * TOPK + slots, top.to(weights.dtype.element_ty), mask=slots < TOPK)
 
 
-def route_reference(logits, ids, weights, tile, TOPK, RENORMALIZE):
+def route_reference(logits, ids, tile, TOPK, RENORMALIZE, weights=None):
     probs = torch.softmax(logits[0, tile].float(), dim=-1)
     top, idx = torch.topk(probs, TOPK)
-    if RENORMALIZE:
-        top /= top.sum()
     ids[tile] = idx
-    weights[tile] = top.to(weights.dtype)
+    if weights is not None:
+        if RENORMALIZE:
+            top /= top.sum()
+        weights[tile] = top.to(weights.dtype)
 
 
 def _route_plan(logits, ids, weights, RENORMALIZE=True):
@@ -85,6 +95,59 @@ def _route_plan(logits, ids, weights, RENORMALIZE=True):
 
 route = register_task("route", route_tile, inputs=("logits",), outputs=("ids", "weights"), plan=_route_plan,
                       reference=route_reference)
+
+
+@triton.jit
+def router_route_tile(w, x, residual, y, ids, tile, N, B, prefetched, marks, stage, ticket, K: tl.constexpr,
+                      BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr, ROW_TILES: tl.constexpr,
+                      TILE_ROWS: tl.constexpr, CHUNK: tl.constexpr, X_PARTS: tl.constexpr, RES_PARTS: tl.constexpr,
+                      X_MODE: tl.constexpr, EPS: tl.constexpr, RMS_BLOCK: tl.constexpr, X_IN_W_DTYPE: tl.constexpr,
+                      STAGE_BYTES: tl.constexpr, E_PAD: tl.constexpr, TOPK: tl.constexpr, K_PAD: tl.constexpr):
+    """A router GEMV tile (``linear_tile``: its rows of the logits, plus the residual's), and in the last of the
+    op's tiles to finish (a ticket) every row's route: the experts, without weights (``route_tile``). So the route needs
+    no tile of its own, and no CTA of its own to wait on (early routing places these tiles beside the o
+    projection's, megagen.decode)."""
+    linear_tile(w, x, None, None, None, None, residual, None, None, y, tile, N, B, prefetched, marks, stage, K,
+                BLOCK_N, BLOCK_K, B_PAD, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, RES_PARTS, X_MODE, EPS, RMS_BLOCK,
+                X_IN_W_DTYPE, STAGE_BYTES)
+    if take_ticket(ticket, 0, ROW_TILES):
+        for b in range(0, B):
+            route_tile(y, ids, None, b, N, E_PAD, TOPK, K_PAD, False)
+
+
+def router_route_reference(w, x, residual, y, ids, tile, N, B, K, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, RES_PARTS,
+                           X_MODE, EPS, TOPK):
+    linear_reference(w, x, None, None, None, None, residual, None, None, y, tile, N, B, K, ROW_TILES, TILE_ROWS, CHUNK,
+                     X_PARTS, RES_PARTS, X_MODE, EPS)
+    if tile == ROW_TILES - 1:  # the reference runs tiles in order: the last sees every row of the logits
+        for b in range(B):
+            route_reference(y, ids, b, TOPK, False)
+
+
+def _router_route_plan(w, x, y, ids, residual=None, **params):
+    """``linear_plan`` of a router without K splits (y [1, B, E] logits), its tiles one ticket group whose last
+    writes ``ids`` [B, TOPK] from all the logits."""
+    plan = linear_plan(w, x, y, residual=residual, **params)
+    batch, num = y.shape[1], y.shape[2]
+    if y.shape[0] != 1 or plan.constexprs["ROW_TILES"] != plan.num_tiles:
+        raise TaskDefinitionError(f"router_route: the logits must be one part [1, B, E] (no K splits), got "
+                                  f"{tuple(y.shape)}")
+    if ids.dtype != torch.int64 or ids.dim() != 2 or ids.shape[0] != batch or not ids.is_contiguous():
+        raise TaskDefinitionError(f"router_route: ids must be a contiguous int64 [{batch}, TOPK] tensor, got "
+                                  f"{ids.dtype} {tuple(ids.shape)}")
+    top_k = ids.shape[1]
+    if not 1 <= top_k <= num <= _MAX_EXPERTS:
+        raise TaskDefinitionError(f"router_route: {top_k} of {num} experts; need 1 <= TOPK <= E <= {_MAX_EXPERTS}")
+    plan.reads["y"] = (ALL, ALL, ALL)  # the last tile's route reads every tile's logits
+    plan.writes["ids"] = (ALL, ALL)
+    plan.constexprs.update(E_PAD=triton.next_power_of_2(num), TOPK=top_k, K_PAD=triton.next_power_of_2(top_k))
+    plan.tickets = np.zeros(plan.num_tiles, np.int64)
+    return plan
+
+
+# the router of early routing (megagen.decode): the logits' second GEMV, with the route in its last tile
+router_route = register_task("router_route", router_route_tile, inputs=("w", "x", "residual"), outputs=("y", "ids"),
+                             plan=_router_route_plan, prefetch=gemv_prefetch, reference=router_route_reference)
 
 
 @triton.jit
@@ -193,9 +256,38 @@ def _round_to(v, DTYPE: tl.constexpr):
 
 
 @triton.jit
-def combine_tile(parts, weights, residual, out, tile, B, H: tl.constexpr, TOPK: tl.constexpr, SPLIT: tl.constexpr,
-                 RES_PARTS: tl.constexpr, BLOCK: tl.constexpr, COL_TILES: tl.constexpr, DTYPE: tl.constexpr):
-    """Columns of one batch row: the residual plus its slots' down outputs times their routing weights."""
+def _routing_weights(logits, ids, residual, b, B, H: tl.constexpr, H_PAD: tl.constexpr, E: tl.constexpr,
+                     E_PAD: tl.constexpr, TOPK: tl.constexpr, K_PAD: tl.constexpr, RES_PARTS: tl.constexpr,
+                     EPS: tl.constexpr, RENORMALIZE: tl.constexpr, DTYPE: tl.constexpr, W_DTYPE: tl.constexpr):
+    """Row b's routing weights [K_PAD] (zero past TOPK) from logits that lack the post-attention RMSNorm's factor
+    (``router_route``'s): that factor from the residual stream row (its fp32 parts), then the router's logits in
+    the model dtype, their softmax in fp32, the routed experts' probabilities, renormalised where the family says
+    and rounded to the dtype HuggingFace casts them to, as ``route`` computes them."""
+    cols = tl.arange(0, H_PAD)
+    h = tl.zeros((H_PAD,), tl.float32)
+    for p in tl.static_range(RES_PARTS):
+        h += tl.load(residual + (p * B + b) * H + cols, mask=cols < H, other=0.0)
+    rstd = 1.0 / tl.sqrt(tl.sum(h * h, 0) / H + EPS)
+    experts = tl.arange(0, E_PAD)
+    z = _round_to(tl.load(logits + b * E + experts, mask=experts < E, other=0.0) * rstd, DTYPE)
+    z = tl.where(experts < E, z, -float("inf"))
+    prob = tl.exp(z - tl.max(z, 0))
+    prob = prob / tl.sum(prob, 0)
+    slots = tl.arange(0, K_PAD)
+    routed = tl.load(ids + b * TOPK + slots, mask=slots < TOPK, other=-1)
+    top = tl.sum(tl.where(experts[None, :] == routed[:, None], prob[None, :], 0.0), 1)  # [K_PAD]
+    if RENORMALIZE:
+        top = top / tl.sum(top, 0)
+    return _round_to(top, W_DTYPE)
+
+
+@triton.jit
+def combine_tile(parts, weights, logits, ids, residual, out, tile, B, H: tl.constexpr, TOPK: tl.constexpr,
+                 SPLIT: tl.constexpr, RES_PARTS: tl.constexpr, BLOCK: tl.constexpr, COL_TILES: tl.constexpr,
+                 DTYPE: tl.constexpr, H_PAD: tl.constexpr, E: tl.constexpr, E_PAD: tl.constexpr, K_PAD: tl.constexpr,
+                 EPS: tl.constexpr, RENORMALIZE: tl.constexpr, W_DTYPE: tl.constexpr):
+    """Columns of one batch row: the residual plus its slots' down outputs times their routing weights, read from
+    ``weights`` or (``moe_combine_routed``) computed from ``logits`` and ``ids``."""
     b = tile // COL_TILES
     cols = (tile % COL_TILES) * BLOCK + tl.arange(0, BLOCK)
     mask = cols < H
@@ -203,20 +295,41 @@ def combine_tile(parts, weights, residual, out, tile, B, H: tl.constexpr, TOPK: 
     if residual is not None:
         for p in tl.static_range(RES_PARTS):
             acc += tl.load(residual + (p * B + b) * H + cols, mask=mask, other=0.0)
+    if logits is not None:
+        computed = _routing_weights(logits, ids, residual, b, B, H, H_PAD, E, E_PAD, TOPK, K_PAD, RES_PARTS, EPS,
+                                    RENORMALIZE, DTYPE, W_DTYPE)
+        slots = tl.arange(0, K_PAD)
     for k in tl.static_range(TOPK):
         slot = b * TOPK + k
         down = tl.zeros((BLOCK,), tl.float32)
         for s in tl.static_range(SPLIT):
             down += tl.load(parts + (s * B * TOPK + slot) * H + cols, mask=mask, other=0.0)
-        weight = tl.load(weights + slot).to(tl.float32)
+        if logits is not None:
+            weight = tl.sum(tl.where(slots == k, computed, 0.0), 0)
+        else:
+            weight = tl.load(weights + slot).to(tl.float32)
         acc += _round_to(_round_to(down, DTYPE) * weight, DTYPE)
     tl.store(out + b * H + cols, acc, mask=mask)
 
 
-def combine_reference(parts, weights, residual, out, tile, B, H, TOPK, BLOCK, COL_TILES, DTYPE):
+def routing_weights_reference(logits, ids, residual, EPS, RENORMALIZE, DTYPE, W_DTYPE):
+    """``_routing_weights`` for every row: [B, TOPK] fp32."""
+    h = residual.sum(0)  # [B, H]
+    rstd = torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + EPS)
+    z = (logits[0] * rstd).to(getattr(torch, DTYPE)).float()
+    top = torch.softmax(z, dim=-1).gather(1, ids)
+    if RENORMALIZE:
+        top = top / top.sum(-1, keepdim=True)
+    return top.to(getattr(torch, W_DTYPE)).float()
+
+
+def combine_reference(parts, weights, logits, ids, residual, out, tile, B, H, TOPK, BLOCK, COL_TILES, DTYPE, EPS,
+                      RENORMALIZE, W_DTYPE):
     b, c = divmod(tile, COL_TILES)
     cols = slice(c * BLOCK, (c + 1) * BLOCK)
     dtype = getattr(torch, DTYPE)
+    if logits is not None:
+        weights = routing_weights_reference(logits, ids, residual, EPS, RENORMALIZE, DTYPE, W_DTYPE)
     down = parts[:, b * TOPK:(b + 1) * TOPK, cols].sum(0).to(dtype).float()  # [TOPK, cols]
     scaled = (down * weights[b, :, None].float()).to(dtype).float()
     acc = residual[:, b, cols].sum(0) if residual is not None else torch.zeros_like(scaled[0])
@@ -225,33 +338,53 @@ def combine_reference(parts, weights, residual, out, tile, B, H, TOPK, BLOCK, CO
     out[0, b, cols] = acc
 
 
-def _combine_plan(parts, weights, out, residual=None, dtype=torch.float32, BLOCK=256):
+def _combine_plan(parts, out, weights=None, residual=None, logits=None, ids=None, dtype=torch.float32, BLOCK=256,
+                  eps=1e-6, renormalize=True, weight_dtype=torch.float32):
     """Tiles of BLOCK columns of one batch row. ``dtype``: the model's, where HuggingFace rounds the experts'
-    outputs."""
-    batch, top_k = weights.shape
+    outputs. ``moe_combine_routed`` computes the routing weights from ``logits`` (the router's, short of the
+    post-attention RMSNorm's factor, which it takes from the whole ``residual`` row, ``eps`` as that norm's) and
+    ``ids``, renormalised if ``renormalize``, rounded to ``weight_dtype``."""
+    routed = logits is not None
+    batch, top_k = (ids if routed else weights).shape
     hidden = out.shape[-1]
     shapes = {"parts": (parts, (None, batch * top_k, hidden)), "out": (out, (1, batch, hidden))}
     if residual is not None:
         shapes["residual"] = (residual, (None, batch, hidden))
+    if routed:
+        shapes["logits"] = (logits, (1, batch, None))
     for name, (t, shape) in shapes.items():
         if (t.dim() != 3 or t.dtype != torch.float32 or not t.is_contiguous()
                 or any(want is not None and got != want for got, want in zip(t.shape, shape))):
             raise TaskDefinitionError(f"moe_combine: {name} must be a contiguous fp32 "
                                       f"[{', '.join('P' if d is None else str(d) for d in shape)}] tensor, got "
                                       f"{t.dtype} {tuple(t.shape)}")
+    if routed and (ids.dtype != torch.int64 or not ids.is_contiguous() or residual is None):
+        raise TaskDefinitionError(f"moe_combine_routed: ids must be a contiguous int64 [{batch}, TOPK] tensor and the "
+                                  f"residual given (its rows give the norm's factor); got ids {ids.dtype}")
     if BLOCK < 1 or BLOCK & (BLOCK - 1):
         raise TaskDefinitionError(f"moe_combine: BLOCK must be a power of two, got {BLOCK}")
     col_tiles = cdiv(hidden, BLOCK)
     t = tile_arange(batch * col_tiles)
     row, cols = (t // col_tiles, 1), ((t % col_tiles) * BLOCK, BLOCK)
-    reads = {"parts": (ALL, (row[0] * top_k, top_k), cols), "weights": (row, ALL)}
+    reads = {"parts": (ALL, (row[0] * top_k, top_k), cols)}
+    experts = logits.shape[2] if routed else 1
     constexprs = {"H": hidden, "TOPK": top_k, "SPLIT": parts.shape[0], "BLOCK": BLOCK, "COL_TILES": col_tiles,
-                  "DTYPE": str(dtype).removeprefix("torch."), "RES_PARTS": 1}
-    if residual is not None:
-        reads["residual"] = (ALL, row, cols)
+                  "DTYPE": str(dtype).removeprefix("torch."), "RES_PARTS": 1, "H_PAD": triton.next_power_of_2(hidden),
+                  "E": experts, "E_PAD": triton.next_power_of_2(experts), "K_PAD": triton.next_power_of_2(top_k),
+                  "EPS": float(eps), "RENORMALIZE": bool(renormalize),
+                  "W_DTYPE": str(weight_dtype).removeprefix("torch.")}
+    if routed:
+        reads.update(logits=(ALL, row, ALL), ids=(row, ALL), residual=(ALL, row, ALL))  # the norm reads whole rows
+        constexprs["weights"] = None
         constexprs["RES_PARTS"] = residual.shape[0]
     else:
-        constexprs["residual"] = None
+        reads["weights"] = (row, ALL)
+        constexprs.update(logits=None, ids=None)
+        if residual is not None:
+            reads["residual"] = (ALL, row, cols)
+            constexprs["RES_PARTS"] = residual.shape[0]
+        else:
+            constexprs["residual"] = None
     return TilePlan(t.size, reads=reads, writes={"out": ((0, 1), row, cols)}, scalars={"B": batch},
                     constexprs=constexprs, cost=0.5)
 
@@ -260,3 +393,6 @@ moe_combine = register_task("moe_combine", combine_tile, inputs=("parts", "weigh
                             plan=_combine_plan, reference=combine_reference)
 moe_combine_residual = register_task("moe_combine_residual", combine_tile, inputs=("parts", "weights", "residual"),
                                      outputs=("out",), plan=_combine_plan, reference=combine_reference)
+# the routing weights computed here, once the residual stream's row is known (early routing, megagen.decode)
+moe_combine_routed = register_task("moe_combine_routed", combine_tile, inputs=("parts", "logits", "ids", "residual"),
+                                   outputs=("out",), plan=_combine_plan, reference=combine_reference)
