@@ -211,6 +211,10 @@ class Tiling:
     # experts (moe.router_route); the combine computes the routing weights once o is done (moe_combine_routed).
     # So the router and the route no longer run after o, one phase each. Not yet measured on a GPU.
     early_routing: bool = True
+    # rows a tile of early routing's router_route takes (None: as gemv_tiles picks, 32 tiles of 4 rows for
+    # Qwen3-30B-A3B). Its tiles come before o's in the order, so round robin puts o tiles behind some of them
+    # unless they are no more than the CTAs o leaves free (264 - 256 = 8 there: 16 rows); not yet measured.
+    router_tile_rows: int | None = None
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -614,8 +618,11 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
             resid, resid_fixed = h, mlp
             continue
         if early is not None:  # the attention's part added to the stream's, and the experts, beside o
-            linear(Moe.router_route, w_a, early["logits"], f"L{i}.router", gemv_tiling(w_a), x=merged["out"],
-                   residual=part, ids=early["ids"])
+            router = gemv_tiling(w_a)
+            if tiling.router_tile_rows is not None:
+                router = router._replace(rows=tiling.router_tile_rows)
+            linear(Moe.router_route, w_a, early["logits"], f"L{i}.router", router, x=merged["out"], residual=part,
+                   ids=early["ids"])
         if merge_in_o:
             resid = residual_linear(Lin.merge_gemv_residual, Lin.merge_gemv, a.o.weight, f"L{i}.o_proj", resid,
                                     tiles["o"], x=o_part, x2=ml_part)

@@ -111,6 +111,17 @@ def test_moe_routed_after_o_matches_hf(name):
     assert "L0.router_x" not in ops and find_mismatch(runner.task_graph) is None
 
 
+def test_early_routing_router_tiles_of_the_rows_asked():
+    """``router_tile_rows`` sets how many rows a tile of early routing's router takes; the route in its last tile
+    to finish still gives HuggingFace's experts and tokens."""
+    model = tiny("tiny-qwen3-moe")
+    runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, max_batch_size=2, router_tile_rows=3)
+    check_against_hf(runner, model, prompt(2, 5, seed=11), 3)
+    router = {op.name: op for op in runner.task_graph.ops}["L0.router"]
+    assert router.task is moe.router_route and router.num_tiles == -(-model.config.num_experts // 3)
+    assert find_mismatch(runner.task_graph) is None
+
+
 @pytest.mark.parametrize("scheduler", ["zigzag", "work_queue"])
 def test_moe_under_other_schedulers(scheduler):
     model = tiny("tiny-qwen3-moe")
