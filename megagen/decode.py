@@ -208,13 +208,14 @@ class Tiling:
     # a sparse layer on one rank routes before its o projection is done (trace.Layer.early_router): the router's
     # logits short of the post-attention norm's factor, which order the experts as the router's do, are a GEMV of
     # the stream before o (beside q/k/v) plus one of the attention's output (beside o) whose last tile picks the
-    # experts (moe.router_route); the combine computes the routing weights once o is done (moe_combine_routed).
-    # So the router and the route no longer run after o, one phase each. Not yet measured on a GPU.
+    # experts (moe.router_route); moe.routing_weights computes the routing weights once o is done, beside the
+    # experts' gate / up. So the router and the route no longer run after o, one phase each: Qwen3-30B-A3B's first
+    # 8 layers 0.7201 -> 0.7072 ms a step (H100, BENCHMARKS.md, 2026-11-28)
     early_routing: bool = True
-    # rows a tile of early routing's router_route takes (None: as gemv_tiles picks, 32 tiles of 4 rows for
-    # Qwen3-30B-A3B). Its tiles come before o's in the order, so round robin puts o tiles behind some of them
-    # unless they are no more than the CTAs o leaves free (264 - 256 = 8 there: 16 rows); not yet measured.
-    router_tile_rows: int | None = None
+    # rows a tile of early routing's router_route takes (None: as gemv_tiles picks). Its tiles follow o's in the
+    # order: the CTAs o leaves free take the first, the rest queue behind o tiles, where small tiles end soonest:
+    # Qwen3-30B-A3B's 8 layers 0.7092 ms with gemv_tiles' 4 rows, 0.7072 with 2, 0.7090 with 1 (H100, 2026-11-28)
+    router_tile_rows: int | None = 2
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -433,13 +434,14 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         # gemv_blocks' narrower ones, if the cost says so: Qwen3-30B-A3B's 128 rows ran 4 tiles of 32 x 2048 in 8.2
         # us a layer (H100, BENCHMARKS.md).
         itemsize, own = e.down.element_size(), [(tiling.block_n, tiling.block_k)]
+        weights = act(batch, e.top_k, dtype=e.weight_dtype)
         if early is None:
             logits = linear(Lin.rmsnorm_gemv, e.router, act(1, batch, num), f"{name}.router", gemv_tiling(e.router),
                             **post)
-            ids, weights = act(batch, e.top_k, dtype=torch.int64), act(batch, e.top_k, dtype=e.weight_dtype)
+            ids = act(batch, e.top_k, dtype=torch.int64)
             g.add(Moe.route, name=f"{name}.route", logits=logits, ids=ids, weights=weights, RENORMALIZE=e.renormalize)
         else:
-            logits, ids = early["logits"], early["ids"]
+            ids = early["ids"]
         blocks = dict(BLOCK_N=tiling.block_n, BLOCK_K=tiling.block_k)
         down_tiles = tiling.gemv_tiles([hidden] * slots, inter, 1, itemsize, split_k=True, blocks=own)
         _, down_chunk = tiling.split_k_blocks(inter, down_tiles.split, 1)
@@ -449,15 +451,13 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         for part, y, row0 in (("gate", gate, 0), ("up", up, inter)):  # an expert's gate rows, then its up rows
             g.add(Moe.expert_rmsnorm_gemv, name=f"{name}.experts_{part}", w=e.gate_up, ids=ids, y=y, row0=row0,
                   rows=inter, TILE_ROWS=rows, **blocks, **post)
+        if early is not None:  # after gate / up in the order: on a CTA they leave free, off the path to down
+            g.add(Moe.routing_weights, name=f"{name}.routing_weights", logits=early["logits"], ids=ids,
+                  residual=post["x"], weights=weights, eps=post["eps"], RENORMALIZE=e.renormalize, dtype=dt)
         down = act(down_tiles.split, slots, hidden, dtype=torch.float32)
         g.add(Moe.expert_silu_mul_gemv, name=f"{name}.experts_down", w=e.down, x=gate, x2=up, ids=ids, y=down,
               TILE_ROWS=down_tiles.rows, **blocks)
         out = act(1, batch, hidden, dtype=torch.float32)
-        if early is not None:
-            g.add(Moe.moe_combine_routed, name=f"{name}.experts_combine", parts=down, logits=logits, ids=ids,
-                  residual=resid, out=out, dtype=dt, eps=post["eps"], renormalize=e.renormalize,
-                  weight_dtype=e.weight_dtype)
-            return out
         combine = dict(name=f"{name}.experts_combine", parts=down, weights=weights, dtype=dt)
         if tp == 1:
             g.add(Moe.moe_combine_residual, residual=resid, out=out, **combine)
@@ -617,18 +617,19 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
                   **tiling.mlp_tiles(layer.intermediate_size))
             resid, resid_fixed = h, mlp
             continue
-        if early is not None:  # the attention's part added to the stream's, and the experts, beside o
-            router = gemv_tiling(w_a)
-            if tiling.router_tile_rows is not None:
-                router = router._replace(rows=tiling.router_tile_rows)
-            linear(Moe.router_route, w_a, early["logits"], f"L{i}.router", router, x=merged["out"], residual=part,
-                   ids=early["ids"])
         if merge_in_o:
             resid = residual_linear(Lin.merge_gemv_residual, Lin.merge_gemv, a.o.weight, f"L{i}.o_proj", resid,
                                     tiles["o"], x=o_part, x2=ml_part)
         else:
             resid = residual_linear(Lin.gemv_residual, Lin.gemv, a.o.weight, f"L{i}.o_proj", resid, tiles["o"],
                                     x=merged["out"])
+        if early is not None:  # the attention's part added to the stream's, and the experts, beside o; after o in the order, so
+            # round robin puts its tiles on the CTAs o leaves free, then behind o tiles, never o tiles behind them
+            router = gemv_tiling(w_a)
+            if tiling.router_tile_rows is not None:
+                router = router._replace(rows=tiling.router_tile_rows)
+            linear(Moe.router_route, w_a, early["logits"], f"L{i}.router", router, x=merged["out"], residual=part,
+                   ids=early["ids"])
 
         if layer.experts is not None:
             post = dict(x=resid, norm_w=layer.post_norm.weight, eps=layer.post_norm.eps)

@@ -74,21 +74,15 @@ def test_moe_matches_hf(name, batch, tp, overrides):
         if batch > 1:
             assert not all(torch.equal(decode[0].sort(-1).values, decode[b].sort(-1).values) for b in range(batch)), \
                 f"test setup: layer {i} routes every row alike"
-        early = tp == 1  # early routing: the router's last tile picks the experts, the combine weighs them
+        early = tp == 1  # early routing: the router's last tile picks the experts, routing_weights weighs them
         route = ops[f"L{i}.router" if early else f"L{i}.route"].tensors
         assert torch.equal(route["ids"], decode[:, -1]), f"layer {i}: the MegaKernel routed differently"
         want_weights = routed[i][1][:, -2]  # the last step's
         if early:
             assert ops[f"L{i}.router"].task is moe.router_route and f"L{i}.route" not in ops
-            combine = ops[f"L{i}.experts_combine"]
-            assert combine.task is moe.moe_combine_routed
-            c = {**combine.plan.constexprs, **combine.tensors}
-            weights = moe.routing_weights_reference(c["logits"], c["ids"], c["residual"], c["EPS"], c["RENORMALIZE"],
-                                                    c["DTYPE"], c["W_DTYPE"])
-            weight_dtype = getattr(torch, c["W_DTYPE"])
-        else:
-            weights = route["weights"]
-            weight_dtype = weights.dtype
+            assert ops[f"L{i}.routing_weights"].task is moe.routing_weights
+        weights = ops[f"L{i}.routing_weights" if early else f"L{i}.route"].tensors["weights"]
+        weight_dtype = weights.dtype
         assert weight_dtype == (torch.float32 if name == "tiny-mixtral" else model.dtype)
         torch.testing.assert_close(weights.float(), want_weights.float(), rtol=1e-5, atol=1e-6)
     if tp > 1:  # each rank's slice of every expert, its partial sums allreduced

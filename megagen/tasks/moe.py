@@ -20,8 +20,9 @@ At batch > 1 every row's slots are tiles of their own: an expert two rows share 
 Early routing (``Tiling.early_routing``, one rank) takes phases 1 and 2 off the path after the o projection: the
 router's logits are the norm's factor (one positive number a row) times logits that two GEMVs give before o is done
 (``megagen.trace.Layer.early_router``), one of the stream before o and ``router_route`` over the attention's output,
-whose last tile to finish picks the experts from them (the factor changes no order); ``moe_combine_routed`` takes
-the factor from the stream after o and computes the routing weights as ``route`` would.
+whose last tile to finish picks the experts from them (the factor changes no order); ``routing_weights`` takes
+the factor from the stream after o and computes the routing weights as ``route`` would, beside the experts' gate /
+up.
 """
 import numpy as np
 import torch
@@ -56,7 +57,7 @@ def route_tile(logits, ids, weights, tile, E: tl.constexpr, E_PAD: tl.constexpr,
         idx = tl.where(slots == k, e.to(tl.int64), idx)
         p = tl.where(experts == e, -1.0, p)  # probabilities are >= 0: a taken expert is never the best again
     tl.store(ids + tile * TOPK + slots, idx, mask=slots < TOPK)
-    if weights is not None:  # router_route leaves the weights to moe_combine_routed
+    if weights is not None:  # router_route leaves the weights to routing_weights
         if RENORMALIZE:
             top = top / tl.sum(top, 0)
         tl.store(weights + tile * TOPK + slots, top.to(weights.dtype.element_ty), mask=slots < TOPK)
@@ -256,38 +257,78 @@ def _round_to(v, DTYPE: tl.constexpr):
 
 
 @triton.jit
-def _routing_weights(logits, ids, residual, b, B, H: tl.constexpr, H_PAD: tl.constexpr, E: tl.constexpr,
-                     E_PAD: tl.constexpr, TOPK: tl.constexpr, K_PAD: tl.constexpr, RES_PARTS: tl.constexpr,
-                     EPS: tl.constexpr, RENORMALIZE: tl.constexpr, DTYPE: tl.constexpr, W_DTYPE: tl.constexpr):
-    """Row b's routing weights [K_PAD] (zero past TOPK) from logits that lack the post-attention RMSNorm's factor
-    (``router_route``'s): that factor from the residual stream row (its fp32 parts), then the router's logits in
-    the model dtype, their softmax in fp32, the routed experts' probabilities, renormalised where the family says
-    and rounded to the dtype HuggingFace casts them to, as ``route`` computes them."""
+def routing_weights_tile(logits, ids, residual, weights, tile, B, H: tl.constexpr, H_PAD: tl.constexpr,
+                         E: tl.constexpr, E_PAD: tl.constexpr, TOPK: tl.constexpr, K_PAD: tl.constexpr,
+                         RES_PARTS: tl.constexpr, EPS: tl.constexpr, RENORMALIZE: tl.constexpr, DTYPE: tl.constexpr):
+    """Row ``tile``'s routing weights from logits that lack the post-attention RMSNorm's factor (``router_route``'s):
+    that factor from the residual stream row after o (its fp32 parts), then the router's logits rounded to the model
+    dtype, their softmax in fp32, the routed experts' probabilities, renormalised where the family says and stored
+    in the dtype HuggingFace casts them to, as ``route`` computes them."""
     cols = tl.arange(0, H_PAD)
     h = tl.zeros((H_PAD,), tl.float32)
     for p in tl.static_range(RES_PARTS):
-        h += tl.load(residual + (p * B + b) * H + cols, mask=cols < H, other=0.0)
+        h += tl.load(residual + (p * B + tile) * H + cols, mask=cols < H, other=0.0)
     rstd = 1.0 / tl.sqrt(tl.sum(h * h, 0) / H + EPS)
     experts = tl.arange(0, E_PAD)
-    z = _round_to(tl.load(logits + b * E + experts, mask=experts < E, other=0.0) * rstd, DTYPE)
+    z = _round_to(tl.load(logits + tile * E + experts, mask=experts < E, other=0.0) * rstd, DTYPE)
     z = tl.where(experts < E, z, -float("inf"))
     prob = tl.exp(z - tl.max(z, 0))
     prob = prob / tl.sum(prob, 0)
     slots = tl.arange(0, K_PAD)
-    routed = tl.load(ids + b * TOPK + slots, mask=slots < TOPK, other=-1)
+    routed = tl.load(ids + tile * TOPK + slots, mask=slots < TOPK, other=-1)
     top = tl.sum(tl.where(experts[None, :] == routed[:, None], prob[None, :], 0.0), 1)  # [K_PAD]
     if RENORMALIZE:
         top = top / tl.sum(top, 0)
-    return _round_to(top, W_DTYPE)
+    tl.store(weights + tile * TOPK + slots, top.to(weights.dtype.element_ty), mask=slots < TOPK)
+
+
+def routing_weights_reference(logits, ids, residual, weights, tile, EPS, RENORMALIZE, DTYPE):
+    h = residual[:, tile].sum(0)
+    rstd = torch.rsqrt(h.pow(2).mean() + EPS)
+    z = (logits[0, tile] * rstd).to(getattr(torch, DTYPE)).float()
+    top = torch.softmax(z, dim=-1)[ids[tile]]
+    if RENORMALIZE:
+        top = top / top.sum()
+    weights[tile] = top.to(weights.dtype)
+
+
+def _routing_weights_plan(logits, ids, residual, weights, eps=1e-6, RENORMALIZE=True, dtype=torch.float32):
+    """A tile per batch row: logits [1, B, E] and the residual stream [P, B, H] fp32, ids [B, TOPK] int64, weights
+    [B, TOPK]; ``eps`` the post-attention RMSNorm's, ``dtype`` the model's (where HuggingFace rounds the logits)."""
+    batch, top_k = ids.shape if ids.dim() == 2 else (0, 0)
+    num = logits.shape[-1]
+    for name, t, dtype_, dims in (("logits", logits, torch.float32, 3), ("residual", residual, torch.float32, 3),
+                                  ("ids", ids, torch.int64, 2), ("weights", weights, None, 2)):
+        if (t.dim() != dims or (dtype_ is not None and t.dtype != dtype_) or not t.is_contiguous()
+                or t.shape[dims - 2] != batch):
+            raise TaskDefinitionError(f"routing_weights: {name} must be a contiguous {dtype_ or 'float'} tensor with "
+                                      f"{batch} rows in its dimension {dims - 2}, got {t.dtype} {tuple(t.shape)}")
+    if logits.shape[0] != 1 or weights.shape != ids.shape or not 1 <= top_k <= num <= _MAX_EXPERTS:
+        raise TaskDefinitionError(f"routing_weights: logits [1, B, E], weights as ids [B, TOPK], 1 <= TOPK <= E <= "
+                                  f"{_MAX_EXPERTS}; got logits {tuple(logits.shape)}, ids {tuple(ids.shape)}, weights "
+                                  f"{tuple(weights.shape)}")
+    hidden = residual.shape[2]
+    t = tile_arange(batch)
+    row = (t, 1)
+    return TilePlan(batch, reads={"logits": (ALL, row, ALL), "ids": (row, ALL), "residual": (ALL, row, ALL)},
+                    writes={"weights": (row, ALL)}, scalars={"B": batch},
+                    constexprs={"H": hidden, "H_PAD": triton.next_power_of_2(hidden), "E": num,
+                                "E_PAD": triton.next_power_of_2(num), "TOPK": top_k,
+                                "K_PAD": triton.next_power_of_2(top_k), "RES_PARTS": residual.shape[0],
+                                "EPS": float(eps), "RENORMALIZE": bool(RENORMALIZE),
+                                "DTYPE": str(dtype).removeprefix("torch.")},
+                    cost=0.5)
+
+
+# early routing's weights (megagen.decode), once the stream after o is known, beside the experts' gate / up
+routing_weights = register_task("routing_weights", routing_weights_tile, inputs=("logits", "ids", "residual"),
+                                outputs=("weights",), plan=_routing_weights_plan, reference=routing_weights_reference)
 
 
 @triton.jit
-def combine_tile(parts, weights, logits, ids, residual, out, tile, B, H: tl.constexpr, TOPK: tl.constexpr,
-                 SPLIT: tl.constexpr, RES_PARTS: tl.constexpr, BLOCK: tl.constexpr, COL_TILES: tl.constexpr,
-                 DTYPE: tl.constexpr, H_PAD: tl.constexpr, E: tl.constexpr, E_PAD: tl.constexpr, K_PAD: tl.constexpr,
-                 EPS: tl.constexpr, RENORMALIZE: tl.constexpr, W_DTYPE: tl.constexpr):
-    """Columns of one batch row: the residual plus its slots' down outputs times their routing weights, read from
-    ``weights`` or (``moe_combine_routed``) computed from ``logits`` and ``ids``."""
+def combine_tile(parts, weights, residual, out, tile, B, H: tl.constexpr, TOPK: tl.constexpr, SPLIT: tl.constexpr,
+                 RES_PARTS: tl.constexpr, BLOCK: tl.constexpr, COL_TILES: tl.constexpr, DTYPE: tl.constexpr):
+    """Columns of one batch row: the residual plus its slots' down outputs times their routing weights."""
     b = tile // COL_TILES
     cols = (tile % COL_TILES) * BLOCK + tl.arange(0, BLOCK)
     mask = cols < H
@@ -295,41 +336,20 @@ def combine_tile(parts, weights, logits, ids, residual, out, tile, B, H: tl.cons
     if residual is not None:
         for p in tl.static_range(RES_PARTS):
             acc += tl.load(residual + (p * B + b) * H + cols, mask=mask, other=0.0)
-    if logits is not None:
-        computed = _routing_weights(logits, ids, residual, b, B, H, H_PAD, E, E_PAD, TOPK, K_PAD, RES_PARTS, EPS,
-                                    RENORMALIZE, DTYPE, W_DTYPE)
-        slots = tl.arange(0, K_PAD)
     for k in tl.static_range(TOPK):
         slot = b * TOPK + k
         down = tl.zeros((BLOCK,), tl.float32)
         for s in tl.static_range(SPLIT):
             down += tl.load(parts + (s * B * TOPK + slot) * H + cols, mask=mask, other=0.0)
-        if logits is not None:
-            weight = tl.sum(tl.where(slots == k, computed, 0.0), 0)
-        else:
-            weight = tl.load(weights + slot).to(tl.float32)
+        weight = tl.load(weights + slot).to(tl.float32)
         acc += _round_to(_round_to(down, DTYPE) * weight, DTYPE)
     tl.store(out + b * H + cols, acc, mask=mask)
 
 
-def routing_weights_reference(logits, ids, residual, EPS, RENORMALIZE, DTYPE, W_DTYPE):
-    """``_routing_weights`` for every row: [B, TOPK] fp32."""
-    h = residual.sum(0)  # [B, H]
-    rstd = torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + EPS)
-    z = (logits[0] * rstd).to(getattr(torch, DTYPE)).float()
-    top = torch.softmax(z, dim=-1).gather(1, ids)
-    if RENORMALIZE:
-        top = top / top.sum(-1, keepdim=True)
-    return top.to(getattr(torch, W_DTYPE)).float()
-
-
-def combine_reference(parts, weights, logits, ids, residual, out, tile, B, H, TOPK, BLOCK, COL_TILES, DTYPE, EPS,
-                      RENORMALIZE, W_DTYPE):
+def combine_reference(parts, weights, residual, out, tile, B, H, TOPK, BLOCK, COL_TILES, DTYPE):
     b, c = divmod(tile, COL_TILES)
     cols = slice(c * BLOCK, (c + 1) * BLOCK)
     dtype = getattr(torch, DTYPE)
-    if logits is not None:
-        weights = routing_weights_reference(logits, ids, residual, EPS, RENORMALIZE, DTYPE, W_DTYPE)
     down = parts[:, b * TOPK:(b + 1) * TOPK, cols].sum(0).to(dtype).float()  # [TOPK, cols]
     scaled = (down * weights[b, :, None].float()).to(dtype).float()
     acc = residual[:, b, cols].sum(0) if residual is not None else torch.zeros_like(scaled[0])
@@ -338,53 +358,33 @@ def combine_reference(parts, weights, logits, ids, residual, out, tile, B, H, TO
     out[0, b, cols] = acc
 
 
-def _combine_plan(parts, out, weights=None, residual=None, logits=None, ids=None, dtype=torch.float32, BLOCK=256,
-                  eps=1e-6, renormalize=True, weight_dtype=torch.float32):
+def _combine_plan(parts, weights, out, residual=None, dtype=torch.float32, BLOCK=256):
     """Tiles of BLOCK columns of one batch row. ``dtype``: the model's, where HuggingFace rounds the experts'
-    outputs. ``moe_combine_routed`` computes the routing weights from ``logits`` (the router's, short of the
-    post-attention RMSNorm's factor, which it takes from the whole ``residual`` row, ``eps`` as that norm's) and
-    ``ids``, renormalised if ``renormalize``, rounded to ``weight_dtype``."""
-    routed = logits is not None
-    batch, top_k = (ids if routed else weights).shape
+    outputs."""
+    batch, top_k = weights.shape
     hidden = out.shape[-1]
     shapes = {"parts": (parts, (None, batch * top_k, hidden)), "out": (out, (1, batch, hidden))}
     if residual is not None:
         shapes["residual"] = (residual, (None, batch, hidden))
-    if routed:
-        shapes["logits"] = (logits, (1, batch, None))
     for name, (t, shape) in shapes.items():
         if (t.dim() != 3 or t.dtype != torch.float32 or not t.is_contiguous()
                 or any(want is not None and got != want for got, want in zip(t.shape, shape))):
             raise TaskDefinitionError(f"moe_combine: {name} must be a contiguous fp32 "
                                       f"[{', '.join('P' if d is None else str(d) for d in shape)}] tensor, got "
                                       f"{t.dtype} {tuple(t.shape)}")
-    if routed and (ids.dtype != torch.int64 or not ids.is_contiguous() or residual is None):
-        raise TaskDefinitionError(f"moe_combine_routed: ids must be a contiguous int64 [{batch}, TOPK] tensor and the "
-                                  f"residual given (its rows give the norm's factor); got ids {ids.dtype}")
     if BLOCK < 1 or BLOCK & (BLOCK - 1):
         raise TaskDefinitionError(f"moe_combine: BLOCK must be a power of two, got {BLOCK}")
     col_tiles = cdiv(hidden, BLOCK)
     t = tile_arange(batch * col_tiles)
     row, cols = (t // col_tiles, 1), ((t % col_tiles) * BLOCK, BLOCK)
-    reads = {"parts": (ALL, (row[0] * top_k, top_k), cols)}
-    experts = logits.shape[2] if routed else 1
+    reads = {"parts": (ALL, (row[0] * top_k, top_k), cols), "weights": (row, ALL)}
     constexprs = {"H": hidden, "TOPK": top_k, "SPLIT": parts.shape[0], "BLOCK": BLOCK, "COL_TILES": col_tiles,
-                  "DTYPE": str(dtype).removeprefix("torch."), "RES_PARTS": 1, "H_PAD": triton.next_power_of_2(hidden),
-                  "E": experts, "E_PAD": triton.next_power_of_2(experts), "K_PAD": triton.next_power_of_2(top_k),
-                  "EPS": float(eps), "RENORMALIZE": bool(renormalize),
-                  "W_DTYPE": str(weight_dtype).removeprefix("torch.")}
-    if routed:
-        reads.update(logits=(ALL, row, ALL), ids=(row, ALL), residual=(ALL, row, ALL))  # the norm reads whole rows
-        constexprs["weights"] = None
+                  "DTYPE": str(dtype).removeprefix("torch."), "RES_PARTS": 1}
+    if residual is not None:
+        reads["residual"] = (ALL, row, cols)
         constexprs["RES_PARTS"] = residual.shape[0]
     else:
-        reads["weights"] = (row, ALL)
-        constexprs.update(logits=None, ids=None)
-        if residual is not None:
-            reads["residual"] = (ALL, row, cols)
-            constexprs["RES_PARTS"] = residual.shape[0]
-        else:
-            constexprs["residual"] = None
+        constexprs["residual"] = None
     return TilePlan(t.size, reads=reads, writes={"out": ((0, 1), row, cols)}, scalars={"B": batch},
                     constexprs=constexprs, cost=0.5)
 
@@ -393,6 +393,3 @@ moe_combine = register_task("moe_combine", combine_tile, inputs=("parts", "weigh
                             plan=_combine_plan, reference=combine_reference)
 moe_combine_residual = register_task("moe_combine_residual", combine_tile, inputs=("parts", "weights", "residual"),
                                      outputs=("out",), plan=_combine_plan, reference=combine_reference)
-# the routing weights computed here, once the residual stream's row is known (early routing, megagen.decode)
-moe_combine_routed = register_task("moe_combine_routed", combine_tile, inputs=("parts", "logits", "ids", "residual"),
-                                   outputs=("out",), plan=_combine_plan, reference=combine_reference)
