@@ -205,6 +205,17 @@ class Tiling:
     # alone spread over 3,500 cycles 0.7079 ms a step; every phase at 3,600 bytes a cycle 0.6976, 1,800 0.6939
     # (BENCHMARKS.md, 2026-11-27)
     copy_issue_rate: int = dataclasses.field(default=1800, metadata={"least": 0})
+    # a sparse layer on one rank routes before its o projection is done (trace.Layer.early_router): the router's
+    # logits short of the post-attention norm's factor, which order the experts as the router's do, are a GEMV of
+    # the stream before o (beside q/k/v) plus one of the attention's output (beside o) whose last tile picks the
+    # experts (moe.router_route); moe.routing_weights computes the routing weights once o is done, beside the
+    # experts' gate / up. So the router and the route no longer run after o, one phase each: Qwen3-30B-A3B's first
+    # 8 layers 0.7201 -> 0.7072 ms a step (H100, BENCHMARKS.md, 2026-11-28)
+    early_routing: bool = True
+    # rows a tile of early routing's router_route takes (None: as gemv_tiles picks). Its tiles follow o's in the
+    # order: the CTAs o leaves free take the first, the rest queue behind o tiles, where small tiles end soonest:
+    # Qwen3-30B-A3B's 8 layers 0.7092 ms with gemv_tiles' 4 rows, 0.7072 with 2, 0.7090 with 1 (H100, 2026-11-28)
+    router_tile_rows: int | None = 2
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -411,9 +422,11 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         allreduce_ops(g, f"{name}.allreduce", part, residual, out, ranks=tp, mode=allreduce)
         return out
 
-    def experts_mlp(name, e, post, resid):
+    def experts_mlp(name, e, post, resid, early=None):
         """A sparse MLP block: router, routing, the routed experts' gate / up and down, their weighted sum.
-        Each routed slot is a GEMV of batch one (its own expert), tiled like a projection of that size."""
+        Each routed slot is a GEMV of batch one (its own expert), tiled like a projection of that size.
+        ``early``: early routing's logits (short of the norm's factor) and experts, made before o
+        (``Tiling.early_routing``)."""
         g.input(e.router, e.gate_up, e.down)
         num, _, inter = e.down.shape
         slots = batch * e.top_k
@@ -421,10 +434,14 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         # gemv_blocks' narrower ones, if the cost says so: Qwen3-30B-A3B's 128 rows ran 4 tiles of 32 x 2048 in 8.2
         # us a layer (H100, BENCHMARKS.md).
         itemsize, own = e.down.element_size(), [(tiling.block_n, tiling.block_k)]
-        logits = linear(Lin.rmsnorm_gemv, e.router, act(1, batch, num), f"{name}.router", gemv_tiling(e.router),
-                        **post)
-        ids, weights = act(batch, e.top_k, dtype=torch.int64), act(batch, e.top_k, dtype=e.weight_dtype)
-        g.add(Moe.route, name=f"{name}.route", logits=logits, ids=ids, weights=weights, RENORMALIZE=e.renormalize)
+        weights = act(batch, e.top_k, dtype=e.weight_dtype)
+        if early is None:
+            logits = linear(Lin.rmsnorm_gemv, e.router, act(1, batch, num), f"{name}.router", gemv_tiling(e.router),
+                            **post)
+            ids = act(batch, e.top_k, dtype=torch.int64)
+            g.add(Moe.route, name=f"{name}.route", logits=logits, ids=ids, weights=weights, RENORMALIZE=e.renormalize)
+        else:
+            ids = early["ids"]
         blocks = dict(BLOCK_N=tiling.block_n, BLOCK_K=tiling.block_k)
         down_tiles = tiling.gemv_tiles([hidden] * slots, inter, 1, itemsize, split_k=True, blocks=own)
         _, down_chunk = tiling.split_k_blocks(inter, down_tiles.split, 1)
@@ -434,11 +451,14 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         for part, y, row0 in (("gate", gate, 0), ("up", up, inter)):  # an expert's gate rows, then its up rows
             g.add(Moe.expert_rmsnorm_gemv, name=f"{name}.experts_{part}", w=e.gate_up, ids=ids, y=y, row0=row0,
                   rows=inter, TILE_ROWS=rows, **blocks, **post)
+        if early is not None:  # after gate / up in the order: on a CTA they leave free, off the path to down
+            g.add(Moe.routing_weights, name=f"{name}.routing_weights", logits=early["logits"], ids=ids,
+                  residual=post["x"], weights=weights, eps=post["eps"], RENORMALIZE=e.renormalize, dtype=dt)
         down = act(down_tiles.split, slots, hidden, dtype=torch.float32)
         g.add(Moe.expert_silu_mul_gemv, name=f"{name}.experts_down", w=e.down, x=gate, x2=up, ids=ids, y=down,
               TILE_ROWS=down_tiles.rows, **blocks)
-        combine = dict(name=f"{name}.experts_combine", parts=down, weights=weights, dtype=dt)
         out = act(1, batch, hidden, dtype=torch.float32)
+        combine = dict(name=f"{name}.experts_combine", parts=down, weights=weights, dtype=dt)
         if tp == 1:
             g.add(Moe.moe_combine_residual, residual=resid, out=out, **combine)
             return out
@@ -546,6 +566,17 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         g.input(layer.input_norm.weight, layer.post_norm.weight)
         reader = normed(f"L{i}.input_norm", layer.input_norm)
         proj, tiles = {}, layer_tiles[i]
+        merge_in_o = tiling.merge_in_o and staged and not fused and o_merges_heads(a, tiles["o"])
+        early = None  # early routing (Tiling.early_routing): the logits' part from the stream before o comes first
+        if (tiling.early_routing and layer.experts is not None and tp == 1 and not merge_in_o
+                and a.o.bias is None):
+            w_x, w_a = layer.early_router
+            g.input(w_x, w_a)
+            num = w_x.shape[0]
+            part = linear(Lin.gemv, w_x, act(1, batch, num, dtype=torch.float32), f"L{i}.router_x", gemv_tiling(w_x),
+                          x=resid)
+            early = dict(logits=act(1, batch, num, dtype=torch.float32),
+                         ids=act(batch, layer.experts.top_k, dtype=torch.int64))
         qkv_spread = tiling.copy_spread(a.q.weight, a.k.weight, a.v.weight)  # q, k and v run as one phase
         for name, lin, heads in (("q", a.q, a.heads), ("k", a.k, a.kv_heads), ("v", a.v, a.kv_heads)):
             qkv = tiles[name]
@@ -561,7 +592,6 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         o_part = act(batch, a.heads, splits, a.head_dim, dtype=torch.float32)
         ml_part = act(batch, a.heads, splits, 2, dtype=torch.float32)
         cache = dict(k_cache=state.k_cache[i], v_cache=state.v_cache[i])
-        merge_in_o = tiling.merge_in_o and staged and not fused and o_merges_heads(a, tiles["o"])
         # the splits merged by the o projection, or by the last split of each KV head into ``out``
         merged = {} if merge_in_o else dict(out=act(1, batch, a.heads * a.head_dim))
         task, norms = A.split_attention if merge_in_o else A.attention, {}
@@ -593,10 +623,17 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         else:
             resid = residual_linear(Lin.gemv_residual, Lin.gemv, a.o.weight, f"L{i}.o_proj", resid, tiles["o"],
                                     x=merged["out"])
+        if early is not None:  # the attention's part added to the stream's, and the experts, beside o; after o in the order, so
+            # round robin puts its tiles on the CTAs o leaves free, then behind o tiles, never o tiles behind them
+            router = gemv_tiling(w_a)
+            if tiling.router_tile_rows is not None:
+                router = router._replace(rows=tiling.router_tile_rows)
+            linear(Moe.router_route, w_a, early["logits"], f"L{i}.router", router, x=merged["out"], residual=part,
+                   ids=early["ids"])
 
         if layer.experts is not None:
             post = dict(x=resid, norm_w=layer.post_norm.weight, eps=layer.post_norm.eps)
-            resid = experts_mlp(f"L{i}", layer.experts, post, resid)
+            resid = experts_mlp(f"L{i}", layer.experts, post, resid, early)
             continue
         inter = layer.gate.weight.shape[0]
         task, post = normed(f"L{i}.post_norm", layer.post_norm)(Lin.rmsnorm_gemv)

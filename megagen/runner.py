@@ -304,7 +304,9 @@ def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, ma
     attention's splits themselves instead of the last split of each KV head; True), ``wide_gate_up`` (where every
     projection stages, gate/up takes as few, taller tiles as leave the o and down phases CTAs of their own; True),
     ``copy_issue_rate`` (where the projections stage, each phase starts its tiles' weight copies at this many bytes
-    per SM cycle, so a copy under way holds up few of its SM's other loads and stores; 1800, 0 for all at once). Other
+    per SM cycle, so a copy under way holds up few of its SM's other loads and stores; 1800, 0 for all at once),
+    ``early_routing`` (a mixture-of-experts layer on one rank picks its experts beside the o projection, from the
+    stream before o and the attention's output; True), ``router_tile_rows`` (the rows of its router tiles; 2). Other
     keyword arguments go to MegaKernel (num_ctas: two per SM, shared
     by the ranks of an emulated world on a GPU; num_warps, profile, ...). Errors are raised before anything
     compiles or any rank starts.

@@ -96,6 +96,16 @@ class Layer:
         """The MLP's (or each expert's) intermediate size: what tensor parallelism splits."""
         return self.experts.intermediate_size if self.experts is not None else self.gate.weight.shape[0]
 
+    @functools.cached_property
+    def early_router(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """A sparse layer's router split over the o projection (``Tiling.early_routing``): the router's logits are
+        rstd * W_r diag(g) (x + W_o a), x the residual stream before o, a the attention's output, g the
+        post-attention norm's weight and rstd that norm's factor, one positive number a row. So W_r diag(g)
+        [E, hidden] and W_r diag(g) W_o [E, attention width], made once in fp32 and kept in the model dtype, give
+        logits short of rstd, which order the experts as the router's do, before o is done."""
+        router = self.experts.router.float() * self.post_norm.weight.float()
+        return router.to(self.experts.router.dtype), (router @ self.attn.o.weight.float()).to(self.experts.router.dtype)
+
 
 @dataclasses.dataclass
 class Decoder:

@@ -19,13 +19,16 @@ NEW_TOKENS = 5  # prefill + 4 MegaKernel decode steps
 
 
 @torch.no_grad()
-def hf_routing(model, seq: torch.Tensor) -> dict[int, torch.Tensor]:
-    """Per sparse layer, the experts HuggingFace routes each position of ``seq`` to: [B, positions, top_k]."""
+def hf_routing(model, seq: torch.Tensor) -> dict[int, tuple[torch.Tensor, torch.Tensor]]:
+    """Per sparse layer, the experts HuggingFace routes each position of ``seq`` to and their routing weights:
+    ([B, positions, top_k], the same)."""
     routed, hooks = {}, []
+
+    def keep(i, out):
+        routed[i] = tuple(t.view(seq.shape[0], seq.shape[1], -1) for t in (out[2], out[1]))
     for i, layer in enumerate(model.model.layers):
         if hasattr(layer.mlp, "experts"):
-            hooks.append(layer.mlp.gate.register_forward_hook(
-                lambda mod, args, out, i=i: routed.__setitem__(i, out[2].view(seq.shape[0], seq.shape[1], -1))))
+            hooks.append(layer.mlp.gate.register_forward_hook(lambda mod, args, out, i=i: keep(i, out)))
     try:
         model(seq)
     finally:
@@ -65,21 +68,52 @@ def test_moe_matches_hf(name, batch, tp, overrides):
     routed = hf_routing(model, seq)
     ops = {op.name: op for op in runner.task_graph.ops}
     for i in sparse:
-        decode = routed[i][:, length - 1:-1]  # the positions the MegaKernel's steps read
+        decode = routed[i][0][:, length - 1:-1]  # the positions the MegaKernel's steps read
         assert not all(torch.equal(decode[:, 0].sort(-1).values, decode[:, s].sort(-1).values)
                        for s in range(decode.shape[1])), f"test setup: layer {i} routes every step alike"
         if batch > 1:
             assert not all(torch.equal(decode[0].sort(-1).values, decode[b].sort(-1).values) for b in range(batch)), \
                 f"test setup: layer {i} routes every row alike"
-        route = ops[f"L{i}.route"].tensors
+        early = tp == 1  # early routing: the router's last tile picks the experts, routing_weights weighs them
+        route = ops[f"L{i}.router" if early else f"L{i}.route"].tensors
         assert torch.equal(route["ids"], decode[:, -1]), f"layer {i}: the MegaKernel routed differently"
-        assert route["weights"].dtype == (torch.float32 if name == "tiny-mixtral" else model.dtype)
+        want_weights = routed[i][1][:, -2]  # the last step's
+        if early:
+            assert ops[f"L{i}.router"].task is moe.router_route and f"L{i}.route" not in ops
+            assert ops[f"L{i}.routing_weights"].task is moe.routing_weights
+        weights = ops[f"L{i}.routing_weights" if early else f"L{i}.route"].tensors["weights"]
+        weight_dtype = weights.dtype
+        assert weight_dtype == (torch.float32 if name == "tiny-mixtral" else model.dtype)
+        torch.testing.assert_close(weights.float(), want_weights.float(), rtol=1e-5, atol=1e-6)
     if tp > 1:  # each rank's slice of every expert, its partial sums allreduced
         inter = runner.decoder.layers[0].experts.intermediate_size
         assert runner.shards[1].layers[0].experts.intermediate_size == inter // tp
         assert any(n.startswith(f"L{sparse[0]}.experts_combine.allreduce") for n in ops)
     else:  # the tiles agree with their references over the whole step (a fresh step from the state left)
         assert find_mismatch(runner.task_graph) is None
+
+
+@pytest.mark.parametrize("name", ["tiny-qwen3-moe", "tiny-mixtral"])
+def test_moe_routed_after_o_matches_hf(name):
+    """With early routing off, a sparse layer on one rank routes as on several: router, route, then the combine
+    reading the route's weights."""
+    model = tiny(name)
+    runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, max_batch_size=2, early_routing=False)
+    check_against_hf(runner, model, prompt(2, 5, seed=9), 3)
+    ops = {op.name: op for op in runner.task_graph.ops}
+    assert ops["L0.route"].task is moe.route and ops["L0.experts_combine"].task is moe.moe_combine_residual
+    assert "L0.router_x" not in ops and find_mismatch(runner.task_graph) is None
+
+
+def test_early_routing_router_tiles_of_the_rows_asked():
+    """``router_tile_rows`` sets how many rows a tile of early routing's router takes; the route in its last tile
+    to finish still gives HuggingFace's experts and tokens."""
+    model = tiny("tiny-qwen3-moe")
+    runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, max_batch_size=2, router_tile_rows=3)
+    check_against_hf(runner, model, prompt(2, 5, seed=11), 3)
+    router = {op.name: op for op in runner.task_graph.ops}["L0.router"]
+    assert router.task is moe.router_route and router.num_tiles == -(-model.config.num_experts // 3)
+    assert find_mismatch(runner.task_graph) is None
 
 
 @pytest.mark.parametrize("scheduler", ["zigzag", "work_queue"])

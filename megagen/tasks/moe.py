@@ -16,12 +16,21 @@ A sparse MLP block is four phases of the decode graph (``megagen.decode``):
    fp32 like the rest of the residual stream.
 
 At batch > 1 every row's slots are tiles of their own: an expert two rows share is streamed once per row.
+
+Early routing (``Tiling.early_routing``, one rank) takes phases 1 and 2 off the path after the o projection: the
+router's logits are the norm's factor (one positive number a row) times logits that two GEMVs give before o is done
+(``megagen.trace.Layer.early_router``), one of the stream before o and ``router_route`` over the attention's output,
+whose last tile to finish picks the experts from them (the factor changes no order); ``routing_weights`` takes
+the factor from the stream after o and computes the routing weights as ``route`` would, beside the experts' gate /
+up.
 """
+import numpy as np
 import torch
 import triton
 import triton.language as tl
 
 from megagen.errors import TaskDefinitionError
+from megagen.scoreboard.device import take_ticket
 from megagen.tasks.base import ALL, TilePlan, cdiv, register_task, tile_arange
 from megagen.tasks.linear import check_pairs_aligned, gemv_prefetch, linear_plan, linear_reference, linear_tile
 
@@ -47,19 +56,21 @@ def route_tile(logits, ids, weights, tile, E: tl.constexpr, E_PAD: tl.constexpr,
         top = tl.where(slots == k, best, top)
         idx = tl.where(slots == k, e.to(tl.int64), idx)
         p = tl.where(experts == e, -1.0, p)  # probabilities are >= 0: a taken expert is never the best again
-    if RENORMALIZE:
-        top = top / tl.sum(top, 0)
     tl.store(ids + tile * TOPK + slots, idx, mask=slots < TOPK)
-    tl.store(weights + tile * TOPK + slots, top.to(weights.dtype.element_ty), mask=slots < TOPK)
+    if weights is not None:  # router_route leaves the weights to routing_weights
+        if RENORMALIZE:
+            top = top / tl.sum(top, 0)
+        tl.store(weights + tile * TOPK + slots, top.to(weights.dtype.element_ty), mask=slots < TOPK)
 
 
-def route_reference(logits, ids, weights, tile, TOPK, RENORMALIZE):
+def route_reference(logits, ids, tile, TOPK, RENORMALIZE, weights=None):
     probs = torch.softmax(logits[0, tile].float(), dim=-1)
     top, idx = torch.topk(probs, TOPK)
-    if RENORMALIZE:
-        top /= top.sum()
     ids[tile] = idx
-    weights[tile] = top.to(weights.dtype)
+    if weights is not None:
+        if RENORMALIZE:
+            top /= top.sum()
+        weights[tile] = top.to(weights.dtype)
 
 
 def _route_plan(logits, ids, weights, RENORMALIZE=True):
@@ -85,6 +96,59 @@ def _route_plan(logits, ids, weights, RENORMALIZE=True):
 
 route = register_task("route", route_tile, inputs=("logits",), outputs=("ids", "weights"), plan=_route_plan,
                       reference=route_reference)
+
+
+@triton.jit
+def router_route_tile(w, x, residual, y, ids, tile, N, B, prefetched, marks, stage, ticket, K: tl.constexpr,
+                      BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr, ROW_TILES: tl.constexpr,
+                      TILE_ROWS: tl.constexpr, CHUNK: tl.constexpr, X_PARTS: tl.constexpr, RES_PARTS: tl.constexpr,
+                      X_MODE: tl.constexpr, EPS: tl.constexpr, RMS_BLOCK: tl.constexpr, X_IN_W_DTYPE: tl.constexpr,
+                      STAGE_BYTES: tl.constexpr, E_PAD: tl.constexpr, TOPK: tl.constexpr, K_PAD: tl.constexpr):
+    """A router GEMV tile (``linear_tile``: its rows of the logits, plus the residual's), and in the last of the
+    op's tiles to finish (a ticket) every row's route: the experts, without weights (``route_tile``). So the route needs
+    no tile of its own, and no CTA of its own to wait on (early routing places these tiles beside the o
+    projection's, megagen.decode)."""
+    linear_tile(w, x, None, None, None, None, residual, None, None, y, tile, N, B, prefetched, marks, stage, K,
+                BLOCK_N, BLOCK_K, B_PAD, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, RES_PARTS, X_MODE, EPS, RMS_BLOCK,
+                X_IN_W_DTYPE, STAGE_BYTES)
+    if take_ticket(ticket, 0, ROW_TILES):
+        for b in range(0, B):
+            route_tile(y, ids, None, b, N, E_PAD, TOPK, K_PAD, False)
+
+
+def router_route_reference(w, x, residual, y, ids, tile, N, B, K, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, RES_PARTS,
+                           X_MODE, EPS, TOPK):
+    linear_reference(w, x, None, None, None, None, residual, None, None, y, tile, N, B, K, ROW_TILES, TILE_ROWS, CHUNK,
+                     X_PARTS, RES_PARTS, X_MODE, EPS)
+    if tile == ROW_TILES - 1:  # the reference runs tiles in order: the last sees every row of the logits
+        for b in range(B):
+            route_reference(y, ids, b, TOPK, False)
+
+
+def _router_route_plan(w, x, y, ids, residual=None, **params):
+    """``linear_plan`` of a router without K splits (y [1, B, E] logits), its tiles one ticket group whose last
+    writes ``ids`` [B, TOPK] from all the logits."""
+    plan = linear_plan(w, x, y, residual=residual, **params)
+    batch, num = y.shape[1], y.shape[2]
+    if y.shape[0] != 1 or plan.constexprs["ROW_TILES"] != plan.num_tiles:
+        raise TaskDefinitionError(f"router_route: the logits must be one part [1, B, E] (no K splits), got "
+                                  f"{tuple(y.shape)}")
+    if ids.dtype != torch.int64 or ids.dim() != 2 or ids.shape[0] != batch or not ids.is_contiguous():
+        raise TaskDefinitionError(f"router_route: ids must be a contiguous int64 [{batch}, TOPK] tensor, got "
+                                  f"{ids.dtype} {tuple(ids.shape)}")
+    top_k = ids.shape[1]
+    if not 1 <= top_k <= num <= _MAX_EXPERTS:
+        raise TaskDefinitionError(f"router_route: {top_k} of {num} experts; need 1 <= TOPK <= E <= {_MAX_EXPERTS}")
+    plan.reads["y"] = (ALL, ALL, ALL)  # the last tile's route reads every tile's logits
+    plan.writes["ids"] = (ALL, ALL)
+    plan.constexprs.update(E_PAD=triton.next_power_of_2(num), TOPK=top_k, K_PAD=triton.next_power_of_2(top_k))
+    plan.tickets = np.zeros(plan.num_tiles, np.int64)
+    return plan
+
+
+# the router of early routing (megagen.decode): the logits' second GEMV, with the route in its last tile
+router_route = register_task("router_route", router_route_tile, inputs=("w", "x", "residual"), outputs=("y", "ids"),
+                             plan=_router_route_plan, prefetch=gemv_prefetch, reference=router_route_reference)
 
 
 @triton.jit
@@ -190,6 +254,75 @@ def _round_to(v, DTYPE: tl.constexpr):
     elif DTYPE == "float16":
         v = v.to(tl.float16).to(tl.float32)
     return v
+
+
+@triton.jit
+def routing_weights_tile(logits, ids, residual, weights, tile, B, H: tl.constexpr, H_PAD: tl.constexpr,
+                         E: tl.constexpr, E_PAD: tl.constexpr, TOPK: tl.constexpr, K_PAD: tl.constexpr,
+                         RES_PARTS: tl.constexpr, EPS: tl.constexpr, RENORMALIZE: tl.constexpr, DTYPE: tl.constexpr):
+    """Row ``tile``'s routing weights from logits that lack the post-attention RMSNorm's factor (``router_route``'s):
+    that factor from the residual stream row after o (its fp32 parts), then the router's logits rounded to the model
+    dtype, their softmax in fp32, the routed experts' probabilities, renormalised where the family says and stored
+    in the dtype HuggingFace casts them to, as ``route`` computes them."""
+    cols = tl.arange(0, H_PAD)
+    h = tl.zeros((H_PAD,), tl.float32)
+    for p in tl.static_range(RES_PARTS):
+        h += tl.load(residual + (p * B + tile) * H + cols, mask=cols < H, other=0.0)
+    rstd = 1.0 / tl.sqrt(tl.sum(h * h, 0) / H + EPS)
+    experts = tl.arange(0, E_PAD)
+    z = _round_to(tl.load(logits + tile * E + experts, mask=experts < E, other=0.0) * rstd, DTYPE)
+    z = tl.where(experts < E, z, -float("inf"))
+    prob = tl.exp(z - tl.max(z, 0))
+    prob = prob / tl.sum(prob, 0)
+    slots = tl.arange(0, K_PAD)
+    routed = tl.load(ids + tile * TOPK + slots, mask=slots < TOPK, other=-1)
+    top = tl.sum(tl.where(experts[None, :] == routed[:, None], prob[None, :], 0.0), 1)  # [K_PAD]
+    if RENORMALIZE:
+        top = top / tl.sum(top, 0)
+    tl.store(weights + tile * TOPK + slots, top.to(weights.dtype.element_ty), mask=slots < TOPK)
+
+
+def routing_weights_reference(logits, ids, residual, weights, tile, EPS, RENORMALIZE, DTYPE):
+    h = residual[:, tile].sum(0)
+    rstd = torch.rsqrt(h.pow(2).mean() + EPS)
+    z = (logits[0, tile] * rstd).to(getattr(torch, DTYPE)).float()
+    top = torch.softmax(z, dim=-1)[ids[tile]]
+    if RENORMALIZE:
+        top = top / top.sum()
+    weights[tile] = top.to(weights.dtype)
+
+
+def _routing_weights_plan(logits, ids, residual, weights, eps=1e-6, RENORMALIZE=True, dtype=torch.float32):
+    """A tile per batch row: logits [1, B, E] and the residual stream [P, B, H] fp32, ids [B, TOPK] int64, weights
+    [B, TOPK]; ``eps`` the post-attention RMSNorm's, ``dtype`` the model's (where HuggingFace rounds the logits)."""
+    batch, top_k = ids.shape if ids.dim() == 2 else (0, 0)
+    num = logits.shape[-1]
+    for name, t, dtype_, dims in (("logits", logits, torch.float32, 3), ("residual", residual, torch.float32, 3),
+                                  ("ids", ids, torch.int64, 2), ("weights", weights, None, 2)):
+        if (t.dim() != dims or (dtype_ is not None and t.dtype != dtype_) or not t.is_contiguous()
+                or t.shape[dims - 2] != batch):
+            raise TaskDefinitionError(f"routing_weights: {name} must be a contiguous {dtype_ or 'float'} tensor with "
+                                      f"{batch} rows in its dimension {dims - 2}, got {t.dtype} {tuple(t.shape)}")
+    if logits.shape[0] != 1 or weights.shape != ids.shape or not 1 <= top_k <= num <= _MAX_EXPERTS:
+        raise TaskDefinitionError(f"routing_weights: logits [1, B, E], weights as ids [B, TOPK], 1 <= TOPK <= E <= "
+                                  f"{_MAX_EXPERTS}; got logits {tuple(logits.shape)}, ids {tuple(ids.shape)}, weights "
+                                  f"{tuple(weights.shape)}")
+    hidden = residual.shape[2]
+    t = tile_arange(batch)
+    row = (t, 1)
+    return TilePlan(batch, reads={"logits": (ALL, row, ALL), "ids": (row, ALL), "residual": (ALL, row, ALL)},
+                    writes={"weights": (row, ALL)}, scalars={"B": batch},
+                    constexprs={"H": hidden, "H_PAD": triton.next_power_of_2(hidden), "E": num,
+                                "E_PAD": triton.next_power_of_2(num), "TOPK": top_k,
+                                "K_PAD": triton.next_power_of_2(top_k), "RES_PARTS": residual.shape[0],
+                                "EPS": float(eps), "RENORMALIZE": bool(RENORMALIZE),
+                                "DTYPE": str(dtype).removeprefix("torch.")},
+                    cost=0.5)
+
+
+# early routing's weights (megagen.decode), once the stream after o is known, beside the experts' gate / up
+routing_weights = register_task("routing_weights", routing_weights_tile, inputs=("logits", "ids", "residual"),
+                                outputs=("weights",), plan=_routing_weights_plan, reference=routing_weights_reference)
 
 
 @triton.jit
