@@ -628,7 +628,7 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
             router = gemv_tiling(w_a)
             if tiling.router_tile_rows is not None:
                 router = router._replace(rows=tiling.router_tile_rows)
-            linear(Moe.router_route, w_a, early["logits"], f"L{i}.router", router, x=merged["out"], residual=part,
+            linear(Moe.router_route, w_a, early["logits"], f"L{i}.router_a", router, x=merged["out"], residual=part,
                    ids=early["ids"])
 
         if layer.experts is not None:

@@ -223,7 +223,8 @@ def test_ptxas_report_prints_an_ops_machine_code():
     # need o, queue behind them
     tiles = _python([str(ROOT / "benchmarks" / "ptxas_report.py"), "--preset", "tiny-qwen3-moe", "--tiles", "--ctas",
                      "8", "--option", "router_tile_rows=1"]).splitlines()
-    o_proj, router = (next(line for line in tiles if line.startswith(name)) for name in ("L0.o_proj ", "L0.router "))
+    o_proj, router = (next(line for line in tiles if line.startswith(f"{name} ")) for name in ("L0.o_proj",
+                                                                                           "L0.router_a"))
     assert " 8 tiles " in o_proj and "behind" not in o_proj, o_proj
     assert " 8 tiles " in router and router.endswith("ROW_TILES=8  8 behind L0.o_proj"), router
     code = _python(report + ["--code"]).splitlines()  # the MegaKernel's instructions by Python function
