@@ -13,9 +13,10 @@ baseline launches it, and lists what every task needs on its own. ``--sample K``
 up to K) instead of the greedy one. ``--sass OP`` prints the machine code of one op's own kernel instead (e.g.
 ``--sass lm_head``; ops of layer 0 are ``L0.q_proj``, ``L0.attention``, ...; each instruction ends with the
 scoreboards it sets and waits for), ``--sass megakernel`` the whole MegaKernel's, ``--tiles`` each op's tiles
-and tile shape, and ``--code`` the MegaKernel's instructions by the Python function they came from: a tile's code
-is fetched anew each time the tile runs, so code unrolled where a loop would do costs every tile time
-(``benchmarks/ncu_attribute.py`` measures it on a GPU). ``--functions`` prints the registers and spill
+and tile shape (and, under round robin, its tiles that queue behind an op they do not depend on), and ``--code`` the
+MegaKernel's instructions by the Python function they came from: a tile's code is fetched anew each time the tile
+runs, so code unrolled where a loop would do costs every tile time (``benchmarks/ncu_attribute.py`` measures it on a
+GPU). ``--functions`` prints the registers and spill
 instructions of the MegaKernel's driver and of each function of its own (a ``noinline`` tile function) as ptxas
 laid them out in the one module, where a callee takes more registers than in its own kernel (``--ops``): Qwen3-0.6B's
 sampling pick 134 there against 96, and a pick of 157 there made the driver spill (BENCHMARKS.md, twenty-first
@@ -30,6 +31,7 @@ import tempfile
 
 os.environ["TRITON_INTERPRET"] = "0"  # Triton's compiler, not its interpreter
 
+import networkx as nx  # noqa: E402
 import torch  # noqa: E402
 
 from megagen import models  # noqa: E402
@@ -62,12 +64,23 @@ def op_sass(graph, name: str) -> str:
     return sass(compile_op_ptx(next(v for v in variants if v.id == op_variant[op.index])))
 
 
-def op_tiles(graph) -> str:
-    """A line an op: its task, its tiles and the constexprs that shape them."""
+def op_tiles(graph, ctas: int) -> str:
+    """A line an op: its task, its tiles, the constexprs that shape them and, under round robin over ``ctas`` CTAs
+    (task i of the graph's order on CTA i mod ctas), the tiles that queue behind a tile of an op they do not depend
+    on, by that op. Those wait for nothing they need: early routing's router tiles, put before o's, held up 24 o
+    tiles a layer and made the step slower (BENCHMARKS.md, thirtieth session)."""
     shape = ("TILE_ROWS", "BLOCK_N", "BLOCK_K", "CHUNK", "ROW_TILES", "I", "ROWS")
-    return "\n".join(f"{op.name:28s} {op.task.name:28s} {op.num_tiles:5d} tiles  "
+    last, first, lines = {}, 0, []  # last: CTA -> the op of its latest tile so far
+    for op in graph.ops:
+        needs = nx.ancestors(graph.op_graph, op.name)
+        on = [(first + t) % ctas for t in range(op.num_tiles)]
+        behind = collections.Counter(last[c] for c in on if c in last and last[c] not in needs and last[c] != op.name)
+        last.update((c, op.name) for c in on)
+        first += op.num_tiles
+        lines.append(f"{op.name:28s} {op.task.name:28s} {op.num_tiles:5d} tiles  "
                      + " ".join(f"{k}={op.plan.constexprs[k]}" for k in shape if k in op.plan.constexprs)
-                     for op in graph.ops)
+                     + "".join(f"  {n} behind {name}" for name, n in behind.items()))
+    return "\n".join(lines)
 
 
 def megakernel_ptx(graph, ctas: int) -> str:
@@ -163,7 +176,7 @@ def main():
         elif args.sass == "megakernel":
             print(sass(megakernel_ptx(graph, args.ctas)))
         else:
-            print(op_sass(graph, args.sass) if args.sass else op_tiles(graph))
+            print(op_sass(graph, args.sass) if args.sass else op_tiles(graph, args.ctas))
         return
     r = report(args.preset, args.layers, args.batch, args.context, build_options(args.option), args.sample,
                args.ctas, args.ops)

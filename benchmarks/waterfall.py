@@ -45,14 +45,16 @@ from megagen.errors import MegagenError
 from megagen.profiler import CTA, Profile
 
 # op name (after "L{i}.") -> phase; ops of one phase have no dependencies between them (rope_q / rope_kv:
-# profiles from before the attention partials applied RoPE themselves, as committed under benchmarks/results)
+# profiles from before the attention partials applied RoPE themselves, as committed under benchmarks/results; early
+# routing's router_x beside q/k/v, router_a beside o and routing_weights beside the experts' gate/up)
 PHASE_OF = {"q_proj": "q/k/v", "k_proj": "q/k/v", "v_proj": "q/k/v", "rope_q": "rope", "rope_kv": "rope",
             "attention": "attention", "attention_combine": "combine", "o_proj": "o", "o_proj.allreduce": "o",
             "gate_proj": "gate/up", "up_proj": "gate/up", "down_proj": "down", "down_proj.allreduce": "down",
             "mlp": "mlp (gate/up/down)",
             "router": "router", "route": "route", "experts_gate": "experts gate/up", "experts_up": "experts gate/up",
             "experts_down": "experts down", "experts_combine": "experts combine",
-            "experts_combine.allreduce": "experts combine"}
+            "experts_combine.allreduce": "experts combine", "router_x": "q/k/v", "router_a": "o",
+            "routing_weights": "experts gate/up"}
 _LAYER_OP = re.compile(r"L(\d+)\.(.+)")
 
 
@@ -67,16 +69,19 @@ def op_bytes(config, context: int, batch: int = 1, itemsize: int = 2) -> dict[st
             "attention": 2 * batch * kv * context * d * w, "o_proj": hidden * heads * d * w,
             "gate_proj": inter * hidden * w, "up_proj": inter * hidden * w, "down_proj": hidden * inter * w,
             "mlp": 3 * inter * hidden * w,
-            "lm_head": config.vocab_size * hidden * w, **_expert_bytes(config, batch, w)}
+            "lm_head": config.vocab_size * hidden * w, **_expert_bytes(config, heads * d, batch, w)}
 
 
-def _expert_bytes(config, batch: int, w: int) -> dict[str, int]:
+def _expert_bytes(config, attention_width: int, batch: int, w: int) -> dict[str, int]:
+    """A sparse layer's ops' bytes: the router (or early routing's router_x over the stream and router_a over the
+    attention's output, ``megagen.trace.Layer.early_router``) and the routed experts'."""
     experts = getattr(config, "num_experts", None) or getattr(config, "num_local_experts", None)
     if not experts:
         return {}
     hidden, routed = config.hidden_size, batch * config.num_experts_per_tok
     inter = getattr(config, "moe_intermediate_size", None) or config.intermediate_size
-    return {"router": experts * hidden * w, "experts_gate": routed * inter * hidden * w,
+    return {"router": experts * hidden * w, "router_x": experts * hidden * w,
+            "router_a": experts * attention_width * w, "experts_gate": routed * inter * hidden * w,
             "experts_up": routed * inter * hidden * w, "experts_down": routed * hidden * inter * w}
 
 

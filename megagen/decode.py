@@ -647,7 +647,7 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
                                     x=merged["out"])
         if early is not None:  # the attention's part added to the stream's, and the experts, beside o
             router = router_tiles(w_a, tiles["o"])
-            linear(Moe.router_route, w_a, early["logits"], f"L{i}.router", router, x=merged["out"], residual=part,
+            linear(Moe.router_route, w_a, early["logits"], f"L{i}.router_a", router, x=merged["out"], residual=part,
                    ids=early["ids"])
 
         if layer.experts is not None:

@@ -200,8 +200,9 @@ def test_attention_tile_issues_its_loads_in_one_round_trip():
 
 def test_ptxas_report_prints_an_ops_machine_code():
     """``--sass OP``: the op's own kernel as nvdisasm prints it (its loads and barriers), ``--sass megakernel`` the
-    whole MegaKernel's; an unknown op is named; ``--tiles`` every op's tiles; ``--code`` the MegaKernel's
-    instructions by the Python function they came from, adding up to its total."""
+    whole MegaKernel's; an unknown op is named; ``--tiles`` every op's tiles and those queued behind an op they do
+    not need; ``--code`` the MegaKernel's instructions by the Python function they came from, adding up to its
+    total."""
     report = [str(ROOT / "benchmarks" / "ptxas_report.py"), "--preset", "tiny-qwen3"]
     code = _python(report + ["--sass", "L0.o_proj"])
     assert "LDG.E.EF" in code and "EXIT" in code  # the weight loads (evict-first), the end
@@ -218,6 +219,14 @@ def test_ptxas_report_prints_an_ops_machine_code():
         o_proj = next(line for line in _python(report + ["--tiles", *option]).splitlines()
                       if line.startswith("L0.o_proj "))
         assert "gemv_residual" in o_proj and f"BLOCK_N={rows} " in o_proj and " tiles " in o_proj
+    # under round robin over 8 CTAs, o's 8 tiles fill them, and the 8 one-row router tiles after them, which do not
+    # need o, queue behind them
+    tiles = _python([str(ROOT / "benchmarks" / "ptxas_report.py"), "--preset", "tiny-qwen3-moe", "--tiles", "--ctas",
+                     "8", "--option", "router_tile_rows=1"]).splitlines()
+    o_proj, router = (next(line for line in tiles if line.startswith(f"{name} ")) for name in ("L0.o_proj",
+                                                                                           "L0.router_a"))
+    assert " 8 tiles " in o_proj and "behind" not in o_proj, o_proj
+    assert " 8 tiles " in router and router.endswith("ROW_TILES=8  8 behind L0.o_proj"), router
     code = _python(report + ["--code"]).splitlines()  # the MegaKernel's instructions by Python function
     counts = {line.split()[1]: int(line.split()[0]) for line in code[1:]}
     assert code[0] == f"{sum(counts.values())} instructions" and counts["device:wait_deps"] > 0

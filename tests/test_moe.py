@@ -77,11 +77,11 @@ def test_moe_matches_hf(name, batch, tp, overrides):
             assert not all(torch.equal(decode[0].sort(-1).values, decode[b].sort(-1).values) for b in range(batch)), \
                 f"test setup: layer {i} routes every row alike"
         early = tp == 1  # early routing: the router's last tile picks the experts, routing_weights weighs them
-        route = ops[f"L{i}.router" if early else f"L{i}.route"].tensors
+        route = ops[f"L{i}.router_a" if early else f"L{i}.route"].tensors
         assert torch.equal(route["ids"], decode[:, -1]), f"layer {i}: the MegaKernel routed differently"
         want_weights = routed[i][1][:, -2]  # the last step's
         if early:
-            assert ops[f"L{i}.router"].task is moe.router_route and f"L{i}.route" not in ops
+            assert ops[f"L{i}.router_a"].task is moe.router_route and f"L{i}.route" not in ops
             assert ops[f"L{i}.routing_weights"].task is moe.routing_weights
         weights = ops[f"L{i}.routing_weights" if early else f"L{i}.route"].tensors["weights"]
         weight_dtype = weights.dtype
@@ -113,7 +113,7 @@ def test_early_routing_router_tiles_of_the_rows_asked():
     model = tiny("tiny-qwen3-moe")
     runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, max_batch_size=2, router_tile_rows=3)
     check_against_hf(runner, model, prompt(2, 5, seed=11), 3)
-    router = {op.name: op for op in runner.task_graph.ops}["L0.router"]
+    router = {op.name: op for op in runner.task_graph.ops}["L0.router_a"]
     assert router.task is moe.router_route and router.num_tiles == -(-model.config.num_experts // 3)
     assert find_mismatch(runner.task_graph) is None
 
@@ -129,8 +129,8 @@ def test_early_routing_gives_the_router_ctas_of_its_own():
         graph = decode_graph(decoder, DecodeState.allocate(decoder, 1, MAX_SEQ_LEN), 1, Tiling(ctas, **options))
         ops = {op.name: op for op in graph.ops}
         names = [op.name for op in graph.ops]
-        assert names.index("L0.router") == names.index("L0.o_proj") + 1
-        return ops["L0.o_proj"].num_tiles, ops["L0.router"].num_tiles
+        assert names.index("L0.router_a") == names.index("L0.o_proj") + 1
+        return ops["L0.o_proj"].num_tiles, ops["L0.router_a"].num_tiles
 
     o, router = tiles()
     assert o + router <= ctas, (o, router)

@@ -327,19 +327,23 @@ def test_waterfall_splits_a_marked_tile_run():
 
 @pytest.mark.parametrize("name", ["tiny-qwen3-moe", "tiny-mixtral"])
 def test_waterfall_counts_the_routed_experts_of_a_sparse_layer(name):
-    """A sparse layer's phases read its router and, per batch row, its routed experts' weights (from the
-    model's own stacked expert tensors)."""
+    """A sparse layer's phases read its router (or early routing's two parts of it) and, per batch row, its routed
+    experts' weights (from the model's own stacked expert tensors). Early routing's ops count in the phases they
+    run beside."""
     from megagen import models
     from megagen.trace import trace
     wf = _waterfall_module()
     model = models.random_model(name, dtype=torch.float32)
-    experts = next(layer.experts for layer in trace(model).layers if layer.experts is not None)
+    layer = next(layer for layer in trace(model).layers if layer.experts is not None)
+    experts = layer.experts
     sizes = wf.op_bytes(model.config, context=8, batch=3, itemsize=4)
     one = experts.gate_up[0].nbytes // 2  # an expert's gate rows (its up rows are as many)
     assert sizes["router"] == experts.router.nbytes
+    assert (sizes["router_x"], sizes["router_a"]) == tuple(w.nbytes for w in layer.early_router)
     assert sizes["experts_gate"] == sizes["experts_up"] == 3 * experts.top_k * one
     assert sizes["experts_down"] == 3 * experts.top_k * experts.down[0].nbytes
-    assert wf.PHASE_OF["experts_gate"] == wf.PHASE_OF["experts_up"]
+    assert wf.PHASE_OF["experts_gate"] == wf.PHASE_OF["experts_up"] == wf.PHASE_OF["routing_weights"]
+    assert (wf.PHASE_OF["router_x"], wf.PHASE_OF["router_a"]) == (wf.PHASE_OF["q_proj"], wf.PHASE_OF["o_proj"])
 
 
 def test_phase_bounds_run_each_phase_on_what_the_waterfall_counts(tmp_path):
