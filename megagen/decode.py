@@ -623,8 +623,9 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         else:
             resid = residual_linear(Lin.gemv_residual, Lin.gemv, a.o.weight, f"L{i}.o_proj", resid, tiles["o"],
                                     x=merged["out"])
-        if early is not None:  # the attention's part added to the stream's, and the experts, beside o; after o in the order, so
-            # round robin puts its tiles on the CTAs o leaves free, then behind o tiles, never o tiles behind them
+        # the attention's part added to the stream's, and the experts, beside o; after o in the order, so round robin
+        # puts its tiles on the CTAs o leaves free, then behind o tiles, never o tiles behind them
+        if early is not None:
             router = gemv_tiling(w_a)
             if tiling.router_tile_rows is not None:
                 router = router._replace(rows=tiling.router_tile_rows)
