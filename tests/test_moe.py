@@ -145,6 +145,18 @@ def test_moe_under_other_schedulers(scheduler):
     check_against_hf(runner, model, prompt(2, 5, seed=5), 3)
 
 
+def test_routing_weights_refuses_tensors_it_cannot_read():
+    """Early routing's routing_weights names what is wrong with its tensors when the graph is built."""
+    logits, residual = torch.randn(1, 2, 8), torch.randn(3, 2, 16)
+    ids, weights = torch.zeros(2, 2, dtype=torch.int64), torch.empty(2, 2)
+    megagen.TaskGraph("ok").add(moe.routing_weights, logits=logits, ids=ids, residual=residual, weights=weights)
+    for bad in (dict(ids=ids.int()), dict(logits=torch.randn(1, 3, 8)), dict(weights=torch.empty(2, 3)),
+                dict(residual=residual.double()), dict(ids=torch.zeros(2, 9, dtype=torch.int64))):
+        tensors = {**dict(logits=logits, ids=ids, residual=residual, weights=weights), **bad}
+        with pytest.raises(megagen.TaskDefinitionError, match=r"routing_weights: needs contiguous fp32 logits"):
+            megagen.TaskGraph("bad").add(moe.routing_weights, **tensors)
+
+
 def test_route_weights_are_hf_routers(device):
     """The route task's ids and weights against HuggingFace's own routers, each family's order of operations."""
     from transformers.models.mixtral.modeling_mixtral import MixtralTopKRouter

@@ -295,19 +295,18 @@ def routing_weights_reference(logits, ids, residual, weights, tile, EPS, RENORMA
 def _routing_weights_plan(logits, ids, residual, weights, eps=1e-6, RENORMALIZE=True, dtype=torch.float32):
     """A tile per batch row: logits [1, B, E] and the residual stream [P, B, H] fp32, ids [B, TOPK] int64, weights
     [B, TOPK]; ``eps`` the post-attention RMSNorm's, ``dtype`` the model's (where HuggingFace rounds the logits)."""
-    batch, top_k = ids.shape if ids.dim() == 2 else (0, 0)
-    num = logits.shape[-1]
-    for name, t, dtype_, dims in (("logits", logits, torch.float32, 3), ("residual", residual, torch.float32, 3),
-                                  ("ids", ids, torch.int64, 2), ("weights", weights, None, 2)):
-        if (t.dim() != dims or (dtype_ is not None and t.dtype != dtype_) or not t.is_contiguous()
-                or t.shape[dims - 2] != batch):
-            raise TaskDefinitionError(f"routing_weights: {name} must be a contiguous {dtype_ or 'float'} tensor with "
-                                      f"{batch} rows in its dimension {dims - 2}, got {t.dtype} {tuple(t.shape)}")
-    if logits.shape[0] != 1 or weights.shape != ids.shape or not 1 <= top_k <= num <= _MAX_EXPERTS:
-        raise TaskDefinitionError(f"routing_weights: logits [1, B, E], weights as ids [B, TOPK], 1 <= TOPK <= E <= "
-                                  f"{_MAX_EXPERTS}; got logits {tuple(logits.shape)}, ids {tuple(ids.shape)}, weights "
-                                  f"{tuple(weights.shape)}")
-    hidden = residual.shape[2]
+    shapes = {name: tuple(t.shape) for name, t in (("logits", logits), ("ids", ids), ("residual", residual),
+                                                   ("weights", weights))}
+    fits = (logits.dim() == residual.dim() == 3 and ids.dim() == 2 and weights.shape == ids.shape
+            and logits.shape[:2] == (1, ids.shape[0]) and residual.shape[1] == ids.shape[0]
+            and 1 <= ids.shape[1] <= logits.shape[2] <= _MAX_EXPERTS)
+    kinds = (logits.dtype == residual.dtype == torch.float32 and ids.dtype == torch.int64
+             and all(t.is_contiguous() for t in (logits, ids, residual, weights)))
+    if not (fits and kinds):
+        raise TaskDefinitionError(f"routing_weights: needs contiguous fp32 logits [1, B, E] and residual [P, B, H], "
+                                  f"int64 ids [B, TOPK] and weights [B, TOPK], 1 <= TOPK <= E <= {_MAX_EXPERTS}; got "
+                                  f"{shapes}, logits {logits.dtype}, residual {residual.dtype}, ids {ids.dtype}")
+    (batch, top_k), num, hidden = ids.shape, logits.shape[2], residual.shape[2]
     t = tile_arange(batch)
     row = (t, 1)
     return TilePlan(batch, reads={"logits": (ALL, row, ALL), "ids": (row, ALL), "residual": (ALL, row, ALL)},
