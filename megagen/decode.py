@@ -460,8 +460,8 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         down = act(down_tiles.split, slots, hidden, dtype=torch.float32)
         g.add(Moe.expert_silu_mul_gemv, name=f"{name}.experts_down", w=e.down, x=gate, x2=up, ids=ids, y=down,
               TILE_ROWS=down_tiles.rows, **blocks)
-        out = act(1, batch, hidden, dtype=torch.float32)
         combine = dict(name=f"{name}.experts_combine", parts=down, weights=weights, dtype=dt)
+        out = act(1, batch, hidden, dtype=torch.float32)
         if tp == 1:
             g.add(Moe.moe_combine_residual, residual=resid, out=out, **combine)
             return out
