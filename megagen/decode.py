@@ -212,10 +212,13 @@ class Tiling:
     # experts' gate / up. So the router and the route no longer run after o, one phase each: Qwen3-30B-A3B's first
     # 8 layers 0.7201 -> 0.7072 ms a step (H100, BENCHMARKS.md, 2026-11-28)
     early_routing: bool = True
-    # rows a tile of early routing's router_route takes (None: as gemv_tiles picks). Its tiles follow o's in the
-    # order: the CTAs o leaves free take the first, the rest queue behind o tiles, where small tiles end soonest:
-    # Qwen3-30B-A3B's 8 layers 0.7092 ms with gemv_tiles' 4 rows, 0.7072 with 2, 0.7090 with 1 (H100, 2026-11-28)
-    router_tile_rows: int | None = 2
+    # rows a tile of early routing's router_route takes. Its tiles follow o's in the order. None: o is tiled as one
+    # phase with the router's rows, and the router's tiles fill the CTAs that leaves free, so o and the router end
+    # together (Qwen3-30B-A3B: o 228 tiles of 36 rows x 1024, the router 16 of 8 x 4096; not yet measured). A
+    # number: o tiled alone, and the router's tiles beyond the CTAs it leaves free queue behind o tiles, where small
+    # ones end soonest: Qwen3-30B-A3B's 8 layers 0.7092 ms with 4 rows, 0.7072 with 2, 0.7090 with 1 (H100,
+    # 2026-11-28)
+    router_tile_rows: int | None = None
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -490,15 +493,35 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
     # (an allreduce reads every part) and before a dense MLP (a sparse one's router and experts fuse the norm)
     stream_splits = tiling.stream_k_splits if norm_phase and tp == 1 else MAX_K_SPLITS
 
+    def router_tiles(w_a, o: GemvTiles) -> GemvTiles:
+        """The tiles of early routing's ``router_route`` over the attention's output, which follow o's in the order:
+        round robin puts them on the CTAs o leaves free (o was tiled with the router's rows, so there are some),
+        tiled for as many CTAs; ``Tiling.router_tile_rows`` rows a tile if set, any beyond the free CTAs queued
+        behind o tiles."""
+        if tiling.router_tile_rows is not None:
+            return gemv_tiling(w_a)._replace(rows=tiling.router_tile_rows)
+        free = tiling.num_ctas - o.split * cdiv(hidden, o.rows)
+        over = dataclasses.replace(tiling, num_ctas=free) if free > 0 else tiling
+        return over.gemv_tiles([w_a.shape[0]], w_a.shape[1], batch, w_a.element_size(), split_k=False)
+
+    def routes_early(layer) -> bool:
+        """Whether a layer picks its experts beside its o projection (``Tiling.early_routing``)."""
+        return tiling.early_routing and layer.experts is not None and tp == 1 and layer.attn.o.bias is None
+
     def projection_tiles(layer) -> dict:
         """The ``GemvTiles`` of a layer's projections by name: q/k/v (one phase), o and, for a dense MLP, gate/up (one
-        phase, aligned to down's K chunks) and down."""
+        phase, aligned to down's K chunks) and down; where the layer routes early, o is tiled as one phase with the
+        router's rows over the attention's output, unless ``Tiling.router_tile_rows`` sets the router's tiles."""
         a = layer.attn
         # the attention sums q/k/v's split-K partial sums itself (a split-K GEMV takes no bias)
         split_qkv = batch > 1 and hidden >= tiling.qkv_split_min_k and all(p.bias is None for p in (a.q, a.k, a.v))
         qkv = gemv_tiling(a.q.weight, a.k.weight, a.v.weight, split_k=split_qkv)
-        tiles = dict(q=qkv, k=qkv, v=qkv, o=gemv_tiling(a.o.weight, split_k=True, max_splits=MAX_K_SPLITS if fused or
-                                                          layer.experts is not None else stream_splits))
+        o_rows = [hidden]
+        if routes_early(layer) and tiling.router_tile_rows is None:
+            o_rows.append(layer.experts.router.shape[0])
+        o_splits = MAX_K_SPLITS if fused or layer.experts is not None else stream_splits
+        o = tiling.gemv_tiles(o_rows, a.o.weight.shape[1], batch, a.o.weight.element_size(), True, None, o_splits)
+        tiles = dict(q=qkv, k=qkv, v=qkv, o=o)
         if layer.experts is None:
             inter = layer.gate.weight.shape[0]
             tiles["down"] = down = gemv_tiling(layer.down.weight, split_k=True, max_splits=stream_splits)
@@ -568,8 +591,7 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         proj, tiles = {}, layer_tiles[i]
         merge_in_o = tiling.merge_in_o and staged and not fused and o_merges_heads(a, tiles["o"])
         early = None  # early routing (Tiling.early_routing): the logits' part from the stream before o comes first
-        if (tiling.early_routing and layer.experts is not None and tp == 1 and not merge_in_o
-                and a.o.bias is None):
+        if routes_early(layer) and not merge_in_o:
             w_x, w_a = layer.early_router
             g.input(w_x, w_a)
             num = w_x.shape[0]
@@ -623,12 +645,8 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         else:
             resid = residual_linear(Lin.gemv_residual, Lin.gemv, a.o.weight, f"L{i}.o_proj", resid, tiles["o"],
                                     x=merged["out"])
-        # the attention's part added to the stream's, and the experts, beside o; after o in the order, so round robin
-        # puts its tiles on the CTAs o leaves free, then behind o tiles, never o tiles behind them
-        if early is not None:
-            router = gemv_tiling(w_a)
-            if tiling.router_tile_rows is not None:
-                router = router._replace(rows=tiling.router_tile_rows)
+        if early is not None:  # the attention's part added to the stream's, and the experts, beside o
+            router = router_tiles(w_a, tiles["o"])
             linear(Moe.router_route, w_a, early["logits"], f"L{i}.router_a", router, x=merged["out"], residual=part,
                    ids=early["ids"])
 

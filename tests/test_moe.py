@@ -12,7 +12,9 @@ from torch import nn
 
 import megagen
 from megagen import find_mismatch, models
+from megagen.decode import DecodeState, Tiling, decode_graph
 from megagen.tasks import moe
+from megagen.trace import trace
 from test_models import DEVICE, INIT, MAX_SEQ_LEN, check_against_hf, prompt, tiny
 
 NEW_TOKENS = 5  # prefill + 4 MegaKernel decode steps
@@ -114,6 +116,26 @@ def test_early_routing_router_tiles_of_the_rows_asked():
     router = {op.name: op for op in runner.task_graph.ops}["L0.router_a"]
     assert router.task is moe.router_route and router.num_tiles == -(-model.config.num_experts // 3)
     assert find_mismatch(runner.task_graph) is None
+
+
+def test_early_routing_gives_the_router_ctas_of_its_own():
+    """By default o is tiled as one phase with the router's rows, so o's tiles and the router's, which follow them
+    in the order, fit one wave of CTAs: round robin puts no router tile behind an o tile. With router_tile_rows set,
+    o is tiled alone and fills the CTAs."""
+    decoder = trace(models.random_model("tiny-qwen3-moe", dtype=torch.float32))
+    ctas = 8
+
+    def tiles(**options):
+        graph = decode_graph(decoder, DecodeState.allocate(decoder, 1, MAX_SEQ_LEN), 1, Tiling(ctas, **options))
+        ops = {op.name: op for op in graph.ops}
+        names = [op.name for op in graph.ops]
+        assert names.index("L0.router_a") == names.index("L0.o_proj") + 1
+        return ops["L0.o_proj"].num_tiles, ops["L0.router_a"].num_tiles
+
+    o, router = tiles()
+    assert o + router <= ctas, (o, router)
+    o_alone, router_rows_2 = tiles(router_tile_rows=2)
+    assert o_alone == ctas and router_rows_2 == -(-decoder.layers[0].experts.router.shape[0] // 2)
 
 
 @pytest.mark.parametrize("scheduler", ["zigzag", "work_queue"])
