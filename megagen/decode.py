@@ -214,10 +214,10 @@ class Tiling:
     early_routing: bool = True
     # rows a tile of early routing's router_route takes. Its tiles follow o's in the order. None: o is tiled as one
     # phase with the router's rows, and the router's tiles fill the CTAs that leaves free, so o and the router end
-    # together (Qwen3-30B-A3B: o 228 tiles of 36 rows x 1024, the router 16 of 8 x 4096; not yet measured). A
-    # number: o tiled alone, and the router's tiles beyond the CTAs it leaves free queue behind o tiles, where small
-    # ones end soonest: Qwen3-30B-A3B's 8 layers 0.7092 ms with 4 rows, 0.7072 with 2, 0.7090 with 1 (H100,
-    # 2026-11-28)
+    # together (Qwen3-30B-A3B: o 228 tiles of 36 rows x 1024, the router 16 of 8 x 4096). A number: o tiled alone,
+    # and the router's tiles beyond the CTAs it leaves free queue behind o tiles. Qwen3-30B-A3B's 8 layers on an
+    # H100 (BENCHMARKS.md, 2026-11-28): None 0.6864 ms a step, 2 rows 0.7108 (same run); earlier 4 rows 0.7092,
+    # 2 rows 0.7072, 1 row 0.7090
     router_tile_rows: int | None = None
 
     def __post_init__(self):
