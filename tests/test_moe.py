@@ -183,6 +183,27 @@ def test_route_weights_are_hf_routers(device):
         torch.testing.assert_close(weights, want_weights, rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.parametrize("experts,top_k", [(128, 8), (12, 3), (8, 2)])
+def test_route_breaks_ties_to_the_lower_expert(device, experts, top_k):
+    """Experts of equal probability are taken lowest id first, the padding past E never (ranks in one pass)."""
+    gen = torch.Generator().manual_seed(experts)
+    rows = torch.stack([torch.zeros(experts),  # all tied
+                        torch.randint(0, 3, (experts,), generator=gen).float(),  # few values, many ties
+                        torch.randn(experts, generator=gen)]).to(device)
+    logits = rows[None].contiguous()
+    ids = torch.empty(3, top_k, dtype=torch.int64, device=device)
+    weights = torch.empty(3, top_k, device=device)
+    g = megagen.TaskGraph("route_ties")
+    g.input(logits)
+    g.add(moe.route, logits=logits, ids=ids, weights=weights, RENORMALIZE=False)
+    g.compile("round_robin").run()
+    probs = torch.softmax(rows.float(), dim=-1).cpu()
+    for b in range(3):
+        want = sorted(range(experts), key=lambda e: (-probs[b, e].item(), e))[:top_k]
+        assert ids[b].tolist() == want, (b, ids[b].tolist(), want)
+        torch.testing.assert_close(weights[b].cpu(), probs[b, want], rtol=1e-6, atol=1e-7)
+
+
 def test_shared_expert_is_unsupported_naming_the_module():
     """A part of a sparse block megagen has no task for (a Qwen2-MoE-style shared expert) is refused by name."""
     model = tiny("tiny-qwen3-moe")
