@@ -30,7 +30,9 @@ A fourth splits that run for the phases whose tiles mark their progress (``megag
 GEMV, attention and combine tiles): from the wait to the input ready (a GEMV's x loaded and RMSNorm pass done, an
 attention's queries normalised and rotated, a combine's split maxima arrived), to the last products (a GEMV's
 weights streamed, an attention's softmax over its keys done, a combine's splits merged), to the stores issued,
-and to the end (the release: a CTA barrier, a fence, the counters).
+and to the end (the release: a CTA barrier, a fence, the counters); and how near the copy rate the phase's tiles
+stream once started (its bytes over its waves of the median time from the input ready to the last products). On an
+H200 Qwen3-30B-A3B's expert gate/up tiles reached 98% of it, so what that phase loses is its start and tail.
 """
 from __future__ import annotations
 
@@ -151,12 +153,19 @@ def waterfall(profile: Profile, config, context: int, bandwidth: float, batch: i
             m = came_after == a
             before[a] = dict(tiles=int(m.sum()), lead=float(np.median(prev_end - start[tasks[m]])),
                              done=float(np.median(end[tasks[m]] - prev_end)), last=int(last[m].sum()))
+        marks = np.median(steps[tasks[marked[tasks]]], axis=0) if marked[tasks].any() else None
+        # the phase's bytes over its tiles' median time from the input ready to the last products, a wave of tiles at
+        # a time, as a share of the copy rate: how near it the tiles stream once started (an estimate, above 1 where
+        # tiles that finish early leave the others more bandwidth)
+        streaming = None
+        if marks is not None and nbytes and marks[1] > 0:
+            streaming = floor / (-(-tasks.size // ctas) * marks[1])
         rows.append(dict(layer=layer, phase=phase, tiles=tasks.size, bytes=nbytes, critical=critical, floor=floor,
                          slow_streaming=busy - floor, uneven_waves=busiest - busy, latency=critical - busiest,
                          lead=float(np.median(prev_end - start[tasks])),
                          arrived_late=int((start[tasks] > prev_end).sum()), wake=float(np.median(woke)),
                          last_wake=float(woke.max()), tile_run=float(np.median(run[tasks])), before=before,
-                         marks=np.median(steps[tasks[marked[tasks]]], axis=0) if marked[tasks].any() else None))
+                         marks=marks, streaming=streaming))
         prev_end = max(prev_end, phase_end)
     return rows
 
@@ -173,6 +182,8 @@ def layer_table(rows: list[dict]) -> list[dict]:
             "wake", "last_wake", "tile_run")}
         marks = [r["marks"] for r in rs if r.get("marks") is not None]
         med["marks"] = np.median(marks, axis=0) if marks else None
+        streaming = [r["streaming"] for r in rs if r.get("streaming") is not None]
+        med["streaming"] = float(np.median(streaming)) if streaming else None
         med["before"] = {}
         for a in dict.fromkeys(a for r in rs for a in r["before"]):
             bs = [r["before"][a] for r in rs if a in r["before"]]
@@ -219,11 +230,16 @@ def markdown(rows: list[dict], title: str) -> str:
         lines += ["", "Inside the tiles that mark their progress: median µs from the wait to the input ready (a "
                   "GEMV's x loaded and RMSNorm pass done, an attention's queries rotated, a combine's split maxima "
                   "arrived), from there to the last products (the weights streamed, the softmax over the keys done, "
-                  "the splits merged), to the stores issued, and to the end (the release).", "",
-                  "| phase | wait → input ready | → last products | → stores issued | → end |",
-                  "|---|---|---|---|---|"]
+                  "the splits merged), to the stores issued, and to the end (the release); and the phase's bytes over "
+                  "its waves of that median time from the input ready to the last products, as a share of the copy "
+                  "rate: near 100% or above (tiles that finish early leave the others more), the tiles stream at the "
+                  "copy rate once started, and what the phase loses is their start and tail.", "",
+                  "| phase | wait → input ready | → last products | → stores issued | → end "
+                  "| streaming, of the copy rate |",
+                  "|---|---|---|---|---|---|"]
         for name, r in marked:
-            lines.append(f"| {name} | " + " | ".join(f"{v / 1e3:.2f}" for v in r["marks"]) + " |")
+            rate = "" if r["streaming"] is None else f"{100 * r['streaming']:.0f}%"
+            lines.append(f"| {name} | " + " | ".join(f"{v / 1e3:.2f}" for v in r["marks"]) + f" | {rate} |")
     return "\n".join(lines) + "\n"
 
 

@@ -317,8 +317,11 @@ def test_waterfall_splits_a_marked_tile_run():
                 "globaltimer")
     qkv, attention = wf.waterfall(p, config, context=8, bandwidth=1e9)
     assert qkv["marks"].tolist() == [150, 550, 100, 150] and attention["marks"] is None
+    # the two tiles stream at once (two CTAs): the phase's bytes (1 byte a ns) over 550 ns
+    assert qkv["streaming"] == pytest.approx(qkv["bytes"] / 550) and attention["streaming"] is None
     md = wf.markdown([qkv, attention], "synthetic")
-    assert "| q/k/v (median of 1 layers) | 0.15 | 0.55 | 0.10 | 0.15 |" in md and "| attention (median" in md
+    share = f"{100 * qkv['bytes'] / 550:.0f}%"
+    assert f"| q/k/v (median of 1 layers) | 0.15 | 0.55 | 0.10 | 0.15 | {share} |" in md and "| attention (median" in md
     assert md.count("| attention (median") == 3  # the three tables before, not the marks'
     assert "Inside the tiles" not in wf.markdown(wf.waterfall(Profile("g", ["L0.q_proj"], ["rmsnorm_gemv"], [0, 2],
                                                                       rows[:2, :6], "globaltimer"),
