@@ -32,7 +32,8 @@ attention's queries normalised and rotated, a combine's split maxima arrived), t
 weights streamed, an attention's softmax over its keys done, a combine's splits merged), to the stores issued,
 and to the end (the release: a CTA barrier, a fence, the counters); and how near the copy rate the phase's tiles
 stream once started (its bytes over its waves of the median time from the input ready to the last products). On an
-H200 Qwen3-30B-A3B's expert gate/up tiles reached 98% of it, so what that phase loses is its start and tail.
+H200 Qwen3-30B-A3B's expert gate/up tiles reached 98% of it (2026-11-28, BENCHMARKS.md), so what that phase loses is
+its start and tail.
 """
 from __future__ import annotations
 

@@ -185,7 +185,7 @@ def test_route_weights_are_hf_routers(device):
 
 @pytest.mark.parametrize("experts,top_k", [(128, 8), (12, 3), (8, 2)])
 def test_route_breaks_ties_to_the_lower_expert(device, experts, top_k):
-    """Experts of equal probability are taken lowest id first, the padding past E never (ranks in one pass)."""
+    """Experts of equal probability are taken lowest id first, and the padding past E (E = 12) never."""
     gen = torch.Generator().manual_seed(experts)
     rows = torch.stack([torch.zeros(experts),  # all tied
                         torch.randint(0, 3, (experts,), generator=gen).float(),  # few values, many ties
