@@ -307,10 +307,9 @@ def build(model, tp: int = 1, scheduler=None, max_seq_len: int | None = None, ma
     per SM cycle, so a copy under way holds up few of its SM's other loads and stores; 1800, 0 for all at once),
     ``early_routing`` (a mixture-of-experts layer on one rank picks its experts beside the o projection, from the
     stream before o and the attention's output; True), ``router_tile_rows`` (the rows of its router tiles; None: o
-    and the router tiled as one phase). Other
-    keyword arguments go to MegaKernel (num_ctas: two per SM, shared
-    by the ranks of an emulated world on a GPU; num_warps, profile, ...). Errors are raised before anything
-    compiles or any rank starts.
+    and the router tiled as one phase). Other keyword arguments go to MegaKernel (num_ctas: two per SM, shared by
+    the ranks of an emulated world on a GPU; num_warps, profile, ...). Errors are raised before anything compiles or
+    any rank starts.
     """
     check_options("megagen.build", kernel_options, BUILD_OPTIONS + TILING_OPTIONS + kernel_option_names())
     if not isinstance(max_batch_size, int) or not 1 <= max_batch_size <= MAX_BATCH_SIZE:
