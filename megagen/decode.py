@@ -455,8 +455,8 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
             g.add(Moe.expert_rmsnorm_gemv, name=f"{name}.experts_{part}", w=e.gate_up, ids=ids, y=y, row0=row0,
                   rows=inter, TILE_ROWS=rows, **blocks, **post)
         if early is not None:  # after gate / up in the order: on a CTA they leave free, off the path to down
-            g.add(Moe.routing_weights, name=f"{name}.routing_weights", logits=early["logits"], ids=ids,
-                  residual=post["x"], weights=weights, eps=post["eps"], RENORMALIZE=e.renormalize, dtype=dt)
+            g.add(Moe.routing_weights, name=f"{name}.routing_weights", logits=early["logits"], residual=post["x"],
+                  weights=weights, eps=post["eps"], RENORMALIZE=e.renormalize, dtype=dt)
         down = act(down_tiles.split, slots, hidden, dtype=torch.float32)
         g.add(Moe.expert_silu_mul_gemv, name=f"{name}.experts_down", w=e.down, x=gate, x2=up, ids=ids, y=down,
               TILE_ROWS=down_tiles.rows, **blocks)

@@ -147,12 +147,11 @@ def test_moe_under_other_schedulers(scheduler):
 
 def test_routing_weights_refuses_tensors_it_cannot_read():
     """Early routing's routing_weights names what is wrong with its tensors when the graph is built."""
-    logits, residual = torch.randn(1, 2, 8), torch.randn(3, 2, 16)
-    ids, weights = torch.zeros(2, 2, dtype=torch.int64), torch.empty(2, 2)
-    megagen.TaskGraph("ok").add(moe.routing_weights, logits=logits, ids=ids, residual=residual, weights=weights)
-    for bad in (dict(ids=ids.int()), dict(logits=torch.randn(1, 3, 8)), dict(weights=torch.empty(2, 3)),
-                dict(residual=residual.double()), dict(ids=torch.zeros(2, 9, dtype=torch.int64))):
-        tensors = {**dict(logits=logits, ids=ids, residual=residual, weights=weights), **bad}
+    logits, residual, weights = torch.randn(1, 2, 8), torch.randn(3, 2, 16), torch.empty(2, 2)
+    megagen.TaskGraph("ok").add(moe.routing_weights, logits=logits, residual=residual, weights=weights)
+    for bad in (dict(logits=torch.randn(1, 3, 8)), dict(weights=torch.empty(3, 2)), dict(residual=residual.double()),
+                dict(weights=torch.empty(2, 9)), dict(logits=torch.randn(1, 2, 8).double())):
+        tensors = {**dict(logits=logits, residual=residual, weights=weights), **bad}
         with pytest.raises(megagen.TaskDefinitionError, match=r"routing_weights: needs contiguous fp32 logits"):
             megagen.TaskGraph("bad").add(moe.routing_weights, **tensors)
 
@@ -185,7 +184,8 @@ def test_route_weights_are_hf_routers(device):
 
 @pytest.mark.parametrize("experts,top_k", [(128, 8), (12, 3), (8, 2)])
 def test_route_breaks_ties_to_the_lower_expert(device, experts, top_k):
-    """Experts of equal probability are taken lowest id first, and the padding past E (E = 12) never."""
+    """Experts of equal probability are taken lowest id first, and the padding past E (E = 12) never; early routing's
+    routing_weights, which picks the experts again from the same logits, weighs the route's."""
     gen = torch.Generator().manual_seed(experts)
     rows = torch.stack([torch.zeros(experts),  # all tied
                         torch.randint(0, 3, (experts,), generator=gen).float(),  # few values, many ties
@@ -193,15 +193,19 @@ def test_route_breaks_ties_to_the_lower_expert(device, experts, top_k):
     logits = rows[None].contiguous()
     ids = torch.empty(3, top_k, dtype=torch.int64, device=device)
     weights = torch.empty(3, top_k, device=device)
-    g = megagen.TaskGraph("route_ties")
-    g.input(logits)
+    residual = 2 * torch.ones(1, 3, 16, device=device)  # the stream after o: the norm's factor 1 / 2
+    weighed = torch.empty_like(weights)
+    g = megagen.TaskGraph("route_ties", inputs=[logits, residual])
     g.add(moe.route, logits=logits, ids=ids, weights=weights, RENORMALIZE=False)
+    g.add(moe.routing_weights, logits=logits, residual=residual, weights=weighed, eps=0.0, RENORMALIZE=False)
     g.compile("round_robin").run()
     probs = torch.softmax(rows.float(), dim=-1).cpu()
+    scaled = torch.softmax(rows.float() / 2, dim=-1).cpu()
     for b in range(3):
         want = sorted(range(experts), key=lambda e: (-probs[b, e].item(), e))[:top_k]
         assert ids[b].tolist() == want, (b, ids[b].tolist(), want)
         torch.testing.assert_close(weights[b].cpu(), probs[b, want], rtol=1e-6, atol=1e-7)
+        torch.testing.assert_close(weighed[b].cpu(), scaled[b, want], rtol=1e-6, atol=1e-7)
 
 
 def test_shared_expert_is_unsupported_naming_the_module():

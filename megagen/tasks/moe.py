@@ -39,23 +39,44 @@ _MAX_EXPERTS = 1024
 
 
 @triton.jit
-def route_tile(logits, ids, weights, tile, E: tl.constexpr, E_PAD: tl.constexpr, TOPK: tl.constexpr,
-               K_PAD: tl.constexpr, RENORMALIZE: tl.constexpr):
-    """Row ``tile``'s top TOPK experts by softmax probability (fp32, as HuggingFace's router computes it); ties go
-    to the lower expert id."""
+def expert_keys(logits, row, E: tl.constexpr, E_PAD: tl.constexpr):
+    """Row ``row``'s experts as 64-bit keys that order them as the route picks them: by softmax probability (fp32,
+    as HuggingFace's router computes it), ties to the lower expert id. A key is the probability's bits (non-negative
+    floats order as their bits do) over the id reversed, so a pick is one max reduction, not a max and then the
+    lowest id holding it. Padding has probability 0 and the highest ids: below every expert, never picked."""
     experts = tl.arange(0, E_PAD)
-    z = tl.load(logits + tile * E + experts, mask=experts < E, other=-float("inf")).to(tl.float32)
+    z = tl.load(logits + row * E + experts, mask=experts < E, other=-float("inf")).to(tl.float32)
     p = tl.exp(z - tl.max(z, 0))
     p = p / tl.sum(p, 0)
+    return (p.to(tl.int32, bitcast=True).to(tl.int64) << 32) | (E_PAD - 1 - experts).to(tl.int64)
+
+
+@triton.jit
+def key_expert(key, E_PAD: tl.constexpr):
+    """The expert id a key holds (``expert_keys``)."""
+    return E_PAD - 1 - (key & 0xFFFFFFFF)
+
+
+@triton.jit
+def top_experts(key, TOPK: tl.constexpr, K_PAD: tl.constexpr, E_PAD: tl.constexpr):
+    """The TOPK best of ``expert_keys``' keys, in order: their ids and probabilities [K_PAD] (0 past TOPK)."""
     slots = tl.arange(0, K_PAD)
     top = tl.zeros((K_PAD,), tl.float32)
     idx = tl.zeros((K_PAD,), tl.int64)
     for k in tl.static_range(TOPK):
-        best = tl.max(p, 0)
-        e = tl.min(tl.where(p == best, experts, E_PAD), 0)
-        top = tl.where(slots == k, best, top)
-        idx = tl.where(slots == k, e.to(tl.int64), idx)
-        p = tl.where(experts == e, -1.0, p)  # probabilities are >= 0: a taken expert is never the best again
+        best = tl.max(key, 0)
+        top = tl.where(slots == k, (best >> 32).to(tl.int32).to(tl.float32, bitcast=True), top)
+        idx = tl.where(slots == k, key_expert(best, E_PAD), idx)
+        key = tl.where(key == best, -1, key)  # keys are >= 0: a taken expert is never the best again
+    return idx, top
+
+
+@triton.jit
+def route_tile(logits, ids, weights, tile, E: tl.constexpr, E_PAD: tl.constexpr, TOPK: tl.constexpr,
+               K_PAD: tl.constexpr, RENORMALIZE: tl.constexpr):
+    """Row ``tile``'s top TOPK experts (``expert_keys``) and, where ``weights`` is given, their routing weights."""
+    idx, top = top_experts(expert_keys(logits, tile, E, E_PAD), TOPK, K_PAD, E_PAD)
+    slots = tl.arange(0, K_PAD)
     tl.store(ids + tile * TOPK + slots, idx, mask=slots < TOPK)
     if weights is not None:  # router_route leaves the weights to routing_weights
         if RENORMALIZE:
@@ -63,9 +84,16 @@ def route_tile(logits, ids, weights, tile, E: tl.constexpr, E_PAD: tl.constexpr,
         tl.store(weights + tile * TOPK + slots, top.to(weights.dtype.element_ty), mask=slots < TOPK)
 
 
+def ranked_experts(logits_row) -> torch.Tensor:
+    """The experts of one row of router logits in the order the route picks them (``expert_keys``)."""
+    probs = torch.softmax(logits_row.float(), dim=-1)
+    return torch.sort(probs, descending=True, stable=True).indices
+
+
 def route_reference(logits, ids, tile, TOPK, RENORMALIZE, weights=None):
     probs = torch.softmax(logits[0, tile].float(), dim=-1)
-    top, idx = torch.topk(probs, TOPK)
+    idx = ranked_experts(logits[0, tile])[:TOPK]
+    top = probs[idx]
     ids[tile] = idx
     if weights is not None:
         if RENORMALIZE:
@@ -257,59 +285,60 @@ def _round_to(v, DTYPE: tl.constexpr):
 
 
 @triton.jit
-def routing_weights_tile(logits, ids, residual, weights, tile, B, H: tl.constexpr, H_PAD: tl.constexpr,
+def routing_weights_tile(logits, residual, weights, tile, B, H: tl.constexpr, H_PAD: tl.constexpr,
                          E: tl.constexpr, E_PAD: tl.constexpr, TOPK: tl.constexpr, K_PAD: tl.constexpr,
                          RES_PARTS: tl.constexpr, EPS: tl.constexpr, RENORMALIZE: tl.constexpr, DTYPE: tl.constexpr):
     """Row ``tile``'s routing weights from logits that lack the post-attention RMSNorm's factor (``router_route``'s):
     that factor from the residual stream row after o (its fp32 parts), then the router's logits rounded to the model
     dtype, their softmax in fp32, the routed experts' probabilities, renormalised where the family says and stored
-    in the dtype HuggingFace casts them to, as ``route`` computes them."""
+    in the dtype HuggingFace casts them to, as ``route`` computes them. The experts are the route's, picked again
+    from the logits (``top_experts``), so the tile waits on no route."""
     cols = tl.arange(0, H_PAD)
     h = tl.zeros((H_PAD,), tl.float32)
     for p in tl.static_range(RES_PARTS):
         h += tl.load(residual + (p * B + tile) * H + cols, mask=cols < H, other=0.0)
     rstd = 1.0 / tl.sqrt(tl.sum(h * h, 0) / H + EPS)
+    routed, _ = top_experts(expert_keys(logits, tile, E, E_PAD), TOPK, K_PAD, E_PAD)
     experts = tl.arange(0, E_PAD)
     z = _round_to(tl.load(logits + tile * E + experts, mask=experts < E, other=0.0) * rstd, DTYPE)
     z = tl.where(experts < E, z, -float("inf"))
     prob = tl.exp(z - tl.max(z, 0))
     prob = prob / tl.sum(prob, 0)
     slots = tl.arange(0, K_PAD)
-    routed = tl.load(ids + tile * TOPK + slots, mask=slots < TOPK, other=-1)
+    routed = tl.where(slots < TOPK, routed, -1)
     top = tl.sum(tl.where(experts[None, :] == routed[:, None], prob[None, :], 0.0), 1)  # [K_PAD]
     if RENORMALIZE:
         top = top / tl.sum(top, 0)
     tl.store(weights + tile * TOPK + slots, top.to(weights.dtype.element_ty), mask=slots < TOPK)
 
 
-def routing_weights_reference(logits, ids, residual, weights, tile, EPS, RENORMALIZE, DTYPE):
+def routing_weights_reference(logits, residual, weights, tile, EPS, TOPK, RENORMALIZE, DTYPE):
     h = residual[:, tile].sum(0)
     rstd = torch.rsqrt(h.pow(2).mean() + EPS)
     z = (logits[0, tile] * rstd).to(getattr(torch, DTYPE)).float()
-    top = torch.softmax(z, dim=-1)[ids[tile]]
+    top = torch.softmax(z, dim=-1)[ranked_experts(logits[0, tile])[:TOPK]]
     if RENORMALIZE:
         top = top / top.sum()
     weights[tile] = top.to(weights.dtype)
 
 
-def _routing_weights_plan(logits, ids, residual, weights, eps=1e-6, RENORMALIZE=True, dtype=torch.float32):
-    """A tile per batch row: logits [1, B, E] and the residual stream [P, B, H] fp32, ids [B, TOPK] int64, weights
-    [B, TOPK]; ``eps`` the post-attention RMSNorm's, ``dtype`` the model's (where HuggingFace rounds the logits)."""
-    shapes = {name: tuple(t.shape) for name, t in (("logits", logits), ("ids", ids), ("residual", residual),
-                                                   ("weights", weights))}
-    fits = (logits.dim() == residual.dim() == 3 and ids.dim() == 2 and weights.shape == ids.shape
-            and logits.shape[:2] == (1, ids.shape[0]) and residual.shape[1] == ids.shape[0]
-            and 1 <= ids.shape[1] <= logits.shape[2] <= _MAX_EXPERTS)
-    kinds = (logits.dtype == residual.dtype == torch.float32 and ids.dtype == torch.int64
-             and all(t.is_contiguous() for t in (logits, ids, residual, weights)))
+def _routing_weights_plan(logits, residual, weights, eps=1e-6, RENORMALIZE=True, dtype=torch.float32):
+    """A tile per batch row: logits [1, B, E] and the residual stream [P, B, H] fp32, weights [B, TOPK]; ``eps``
+    the post-attention RMSNorm's, ``dtype`` the model's (where HuggingFace rounds the logits)."""
+    shapes = {name: tuple(t.shape) for name, t in (("logits", logits), ("residual", residual), ("weights", weights))}
+    fits = (logits.dim() == residual.dim() == 3 and weights.dim() == 2
+            and logits.shape[:2] == (1, weights.shape[0]) and residual.shape[1] == weights.shape[0]
+            and 1 <= weights.shape[1] <= logits.shape[2] <= _MAX_EXPERTS)
+    kinds = (logits.dtype == residual.dtype == torch.float32
+             and all(t.is_contiguous() for t in (logits, residual, weights)))
     if not (fits and kinds):
         raise TaskDefinitionError(f"routing_weights: needs contiguous fp32 logits [1, B, E] and residual [P, B, H], "
-                                  f"int64 ids [B, TOPK] and weights [B, TOPK], 1 <= TOPK <= E <= {_MAX_EXPERTS}; got "
-                                  f"{shapes}, logits {logits.dtype}, residual {residual.dtype}, ids {ids.dtype}")
-    (batch, top_k), num, hidden = ids.shape, logits.shape[2], residual.shape[2]
+                                  f"weights [B, TOPK], 1 <= TOPK <= E <= {_MAX_EXPERTS}; got {shapes}, logits "
+                                  f"{logits.dtype}, residual {residual.dtype}")
+    (batch, top_k), num, hidden = weights.shape, logits.shape[2], residual.shape[2]
     t = tile_arange(batch)
     row = (t, 1)
-    return TilePlan(batch, reads={"logits": (ALL, row, ALL), "ids": (row, ALL), "residual": (ALL, row, ALL)},
+    return TilePlan(batch, reads={"logits": (ALL, row, ALL), "residual": (ALL, row, ALL)},
                     writes={"weights": (row, ALL)}, scalars={"B": batch},
                     constexprs={"H": hidden, "H_PAD": triton.next_power_of_2(hidden), "E": num,
                                 "E_PAD": triton.next_power_of_2(num), "TOPK": top_k,
@@ -320,7 +349,7 @@ def _routing_weights_plan(logits, ids, residual, weights, eps=1e-6, RENORMALIZE=
 
 
 # early routing's weights (megagen.decode), once the stream after o is known, beside the experts' gate / up
-routing_weights = register_task("routing_weights", routing_weights_tile, inputs=("logits", "ids", "residual"),
+routing_weights = register_task("routing_weights", routing_weights_tile, inputs=("logits", "residual"),
                                 outputs=("weights",), plan=_routing_weights_plan, reference=routing_weights_reference)
 
 
