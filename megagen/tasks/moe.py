@@ -52,12 +52,6 @@ def expert_keys(logits, row, E: tl.constexpr, E_PAD: tl.constexpr):
 
 
 @triton.jit
-def key_expert(key, E_PAD: tl.constexpr):
-    """The expert id a key holds (``expert_keys``)."""
-    return E_PAD - 1 - (key & 0xFFFFFFFF)
-
-
-@triton.jit
 def top_experts(key, TOPK: tl.constexpr, K_PAD: tl.constexpr, E_PAD: tl.constexpr):
     """The TOPK best of ``expert_keys``' keys, in order: their ids and probabilities [K_PAD] (0 past TOPK)."""
     slots = tl.arange(0, K_PAD)
@@ -66,7 +60,7 @@ def top_experts(key, TOPK: tl.constexpr, K_PAD: tl.constexpr, E_PAD: tl.constexp
     for k in tl.static_range(TOPK):
         best = tl.max(key, 0)
         top = tl.where(slots == k, (best >> 32).to(tl.int32).to(tl.float32, bitcast=True), top)
-        idx = tl.where(slots == k, key_expert(best, E_PAD), idx)
+        idx = tl.where(slots == k, E_PAD - 1 - (best & 0xFFFFFFFF), idx)  # the id, from the key's low half
         key = tl.where(key == best, -1, key)  # keys are >= 0: a taken expert is never the best again
     return idx, top
 
