@@ -33,7 +33,10 @@ weights streamed, an attention's softmax over its keys done, a combine's splits 
 and to the end (the release: a CTA barrier, a fence, the counters); and how near the copy rate the phase's tiles
 stream once started (its bytes over its waves of the median time from the input ready to the last products). On an
 H200 Qwen3-30B-A3B's expert gate/up tiles reached 98% of it (2026-11-28, BENCHMARKS.md), so what that phase loses is
-its start and tail.
+its start and tail. For GEMV tiles that stream their weights a block a loop step (not staged), it also gives a tile's
+loop steps (``megagen.tasks.linear.loop_steps``, kept in profiles since 2026-11-28) and that median time over them:
+on an H200 a step took 0.77-0.85 us whatever its bytes, so a phase whose tiles take almost empty steps (o's 36-row
+tiles in 32-row blocks) is bound by its steps, not by bandwidth.
 """
 from __future__ import annotations
 
@@ -127,9 +130,11 @@ def waterfall(profile: Profile, config, context: int, bandwidth: float, batch: i
     sizes = op_bytes(config, context, batch)
     ctas = np.unique(profile.rows[:, CTA]).size
     run, start, wait_done, end, cta = profile.run, profile.start, profile.wait_done, profile.end, profile.rows[:, CTA]
-    # per task: wait done -> each mark -> end, where the task recorded every mark
-    steps = np.diff(np.column_stack([wait_done, profile.marks, end]), axis=1)
-    marked = ~np.isnan(steps).any(axis=1)
+    # per task: wait done -> each mark -> end, where the task recorded every mark; and its tile's loop steps
+    intervals = np.diff(np.column_stack([wait_done, profile.marks, end]), axis=1)
+    marked = ~np.isnan(intervals).any(axis=1)
+    loops = (np.zeros(profile.num_tasks, np.int64) if profile.op_steps is None
+             else profile.op_steps[profile.task_op])
     phases = phases_of(profile)
     phase_of_task = np.empty(profile.num_tasks, dtype=object)
     for _, phase, tasks in phases:
@@ -154,7 +159,12 @@ def waterfall(profile: Profile, config, context: int, bandwidth: float, batch: i
             m = came_after == a
             before[a] = dict(tiles=int(m.sum()), lead=float(np.median(prev_end - start[tasks[m]])),
                              done=float(np.median(end[tasks[m]] - prev_end)), last=int(last[m].sum()))
-        marks = np.median(steps[tasks[marked[tasks]]], axis=0) if marked[tasks].any() else None
+        marks = np.median(intervals[tasks[marked[tasks]]], axis=0) if marked[tasks].any() else None
+        # a marked GEMV tile's loop steps, and its time from the input ready to the last products over them: the
+        # time a step takes, bytes or not (a phase of few, short steps is bound by their round trips)
+        looped = tasks[marked[tasks] & (loops[tasks] > 0)]
+        loop_steps = float(np.median(loops[looped])) if looped.size else None
+        step_time = float(np.median(intervals[looped, 1] / loops[looped])) if looped.size else None
         # the phase's bytes over its tiles' median time from the input ready to the last products, a wave of tiles at
         # a time, as a share of the copy rate: how near it the tiles stream once started (an estimate, above 1 where
         # tiles that finish early leave the others more bandwidth)
@@ -166,7 +176,7 @@ def waterfall(profile: Profile, config, context: int, bandwidth: float, batch: i
                          lead=float(np.median(prev_end - start[tasks])),
                          arrived_late=int((start[tasks] > prev_end).sum()), wake=float(np.median(woke)),
                          last_wake=float(woke.max()), tile_run=float(np.median(run[tasks])), before=before,
-                         marks=marks, streaming=streaming))
+                         marks=marks, streaming=streaming, loop_steps=loop_steps, step_time=step_time))
         prev_end = max(prev_end, phase_end)
     return rows
 
@@ -183,8 +193,9 @@ def layer_table(rows: list[dict]) -> list[dict]:
             "wake", "last_wake", "tile_run")}
         marks = [r["marks"] for r in rs if r.get("marks") is not None]
         med["marks"] = np.median(marks, axis=0) if marks else None
-        streaming = [r["streaming"] for r in rs if r.get("streaming") is not None]
-        med["streaming"] = float(np.median(streaming)) if streaming else None
+        for key in ("streaming", "loop_steps", "step_time"):
+            values = [r[key] for r in rs if r.get(key) is not None]
+            med[key] = float(np.median(values)) if values else None
         med["before"] = {}
         for a in dict.fromkeys(a for r in rs for a in r["before"]):
             bs = [r["before"][a] for r in rs if a in r["before"]]
@@ -234,13 +245,17 @@ def markdown(rows: list[dict], title: str) -> str:
                   "the splits merged), to the stores issued, and to the end (the release); and the phase's bytes over "
                   "its waves of that median time from the input ready to the last products, as a share of the copy "
                   "rate: near 100% or above (tiles that finish early leave the others more), the tiles stream at the "
-                  "copy rate once started, and what the phase loses is their start and tail.", "",
+                  "copy rate once started, and what the phase loses is their start and tail. Last, for GEMV tiles "
+                  "that stream their weights a block a loop step (not staged), a tile's loop steps and that median "
+                  "time over them: a step that takes as long whatever its bytes is a round trip, and a phase of "
+                  "such steps gains from fewer, fuller ones.", "",
                   "| phase | wait → input ready | → last products | → stores issued | → end "
-                  "| streaming, of the copy rate |",
-                  "|---|---|---|---|---|---|"]
+                  "| streaming, of the copy rate | loop steps a tile, µs a step |",
+                  "|---|---|---|---|---|---|---|"]
         for name, r in marked:
             rate = "" if r["streaming"] is None else f"{100 * r['streaming']:.0f}%"
-            lines.append(f"| {name} | " + " | ".join(f"{v / 1e3:.2f}" for v in r["marks"]) + f" | {rate} |")
+            step = "" if r.get("step_time") is None else f"{r['loop_steps']:.0f}, {r['step_time'] / 1e3:.2f}"
+            lines.append(f"| {name} | " + " | ".join(f"{v / 1e3:.2f}" for v in r["marks"]) + f" | {rate} | {step} |")
     return "\n".join(lines) + "\n"
 
 

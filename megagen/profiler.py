@@ -8,8 +8,9 @@ are satisfied) and end (after release_tile), and the marks its tile function rec
 in nanoseconds. Under Triton's interpreter they are a logical clock: each event takes the next number, so they
 give the order of events, not their duration, and the SM is the virtual CTA.
 
-A profile needs only its rows and the graph's op names, task types and tile counts, so it can be saved on a
-GPU machine (``save``) and read, converted and plotted anywhere (``load``, ``from_buffer``).
+A profile needs only its rows and the graph's op names, task types and tile counts (and, for the waterfall, each
+op's loop steps a tile: ``megagen.tasks.linear.loop_steps``), so it can be saved on a GPU machine (``save``) and read,
+converted and plotted anywhere (``load``, ``from_buffer``).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import numpy as np
 
 from megagen.errors import MegagenError
 from megagen.profiler_device import PROFILE_FIELDS, PROFILE_MARK_SLOT, PROFILE_MARKS
+from megagen.tasks.linear import loop_steps
 
 CLOCKS = ("globaltimer", "logical")
 TASK, CTA, SM, T_START, T_WAIT_DONE, T_END = range(6)
@@ -38,10 +40,16 @@ class Profile:
     op_offsets: np.ndarray  # [ops + 1]: op k has tasks op_offsets[k]:op_offsets[k + 1]
     rows: np.ndarray  # [tasks, PROFILE_FIELDS] int64
     clock: str  # "globaltimer" (ns) or "logical" (event order)
+    op_steps: np.ndarray | None = None  # per op: a tile's loop steps (linear.loop_steps); None in older profiles
 
     def __post_init__(self):
         self.rows = np.asarray(self.rows, np.int64)
         self.op_offsets = np.asarray(self.op_offsets, np.int64)
+        if self.op_steps is not None:
+            self.op_steps = np.asarray(self.op_steps, np.int64)
+            if self.op_steps.shape != (len(self.op_names),):
+                raise MegagenError(f"op_steps needs one count per op ({len(self.op_names)}), got shape "
+                                   f"{self.op_steps.shape}")
         if self.clock not in CLOCKS:
             raise MegagenError(f"clock must be one of {CLOCKS}, got {self.clock!r}")
         n = int(self.op_offsets[-1])
@@ -64,22 +72,24 @@ class Profile:
         if hasattr(rows, "cpu"):
             rows = rows.cpu().numpy()
         offsets = np.cumsum([0] + [op.num_tiles for op in graph.ops])
+        steps = np.array([loop_steps(op.plan.constexprs) for op in graph.ops], np.int64)
         return cls(graph.name, [op.name for op in graph.ops], [op.task.name for op in graph.ops], offsets, rows,
-                   clock)
+                   clock, steps)
 
     def save(self, path) -> None:
         """Write the profile as compressed .npz (a sixth of the raw size: profiles are committed as evidence), for
         ``load`` on another machine."""
+        steps = {} if self.op_steps is None else {"op_steps": self.op_steps}
         np.savez_compressed(path, graph_name=self.graph_name, op_names=np.array(self.op_names, dtype=str),
                             task_types=np.array(self.task_types, dtype=str), op_offsets=self.op_offsets,
-                            rows=self.rows, clock=self.clock)
+                            rows=self.rows, clock=self.clock, **steps)
 
     @classmethod
     def load(cls, path) -> Profile:
         """A profile written by ``save`` (on a GPU machine, say), checked as when it was recorded."""
         with np.load(path) as f:
             return cls(str(f["graph_name"]), f["op_names"].tolist(), f["task_types"].tolist(), f["op_offsets"],
-                       f["rows"], str(f["clock"]))
+                       f["rows"], str(f["clock"]), f["op_steps"] if "op_steps" in f.files else None)
 
     # -- per task ----------------------------------------------------------------------------
     @property

@@ -212,8 +212,37 @@ def test_recorded_buffer_converts(recorded, tmp_path):
     p.save(tmp_path / "launch.npz")
     again = Profile.load(tmp_path / "launch.npz")
     assert again.summary() == text and (again.rows == p.rows).all() and again.op_names == p.op_names
+    assert p.op_steps.tolist() == again.op_steps.tolist() == [4, 0]  # the gemv: 16 rows x 64 in 16 x 16 blocks
     again.plot(tmp_path / "timeline.png")
     assert (tmp_path / "timeline.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_profile_keeps_each_gemv_tiles_loop_steps(device, tmp_path):
+    """``from_buffer`` keeps each op's loop steps a tile (``linear.loop_steps``: row blocks times K blocks; 0 for other
+    tasks and for tiles that stage their weights), ``save`` / ``load`` keep them, and a profile saved without them
+    (before they existed) loads with none."""
+    from megagen.profiler_device import PROFILE_FIELDS
+    from megagen.tasks import linear
+    w, x, r = rand(64, 128, device=device), rand(1, 1, 128, device=device), rand(64, device=device)
+    y, out = torch.empty(1, 1, 64, device=device), torch.empty(64, device=device)
+    g = megagen.TaskGraph("gemv_add", inputs=[w, x, r])
+    op = g.add(linear.gemv, w=w, x=x, y=y, BLOCK_N=16, BLOCK_K=32, TILE_ROWS=32, stage=False)
+    g.add(add, x=y.view(64), y=r, out=out, BLOCK=16)
+    cx = op.plan.constexprs
+    assert (cx["TILE_ROWS"], cx["BLOCK_N"], cx["BLOCK_K"], cx["CHUNK"]) == (32, 16, 32, 128)
+    assert linear.loop_steps(cx) == 2 * 4 and linear.loop_steps({**cx, "STAGE_BYTES": 4096}) == 0
+    n = sum(o.num_tiles for o in g.ops)
+    rows = np.zeros((n, PROFILE_FIELDS.value), np.int64)
+    rows[:, 0] = np.arange(n)
+    p = Profile.from_buffer(rows, g)
+    assert p.op_steps.tolist() == [8, 0]
+    p.save(tmp_path / "steps.npz")
+    assert Profile.load(tmp_path / "steps.npz").op_steps.tolist() == [8, 0]
+    old = Profile(p.graph_name, p.op_names, p.task_types, p.op_offsets, p.rows, p.clock)
+    old.save(tmp_path / "old.npz")
+    assert Profile.load(tmp_path / "old.npz").op_steps is None
+    with pytest.raises(megagen.MegagenError, match="one count per op"):
+        Profile(p.graph_name, p.op_names, p.task_types, p.op_offsets, p.rows, p.clock, [8])
 
 
 def test_recorded_buffer_missing_a_task_is_refused(device):
@@ -314,14 +343,17 @@ def test_waterfall_splits_a_marked_tile_run():
         (2, 0, 0, 1100, 1600, 2000, 0, 0, 0),      # L0.attention, no marks
     ])
     p = Profile("g", ["L0.q_proj", "L0.attention"], ["rmsnorm_gemv", "attention_partial"], [0, 2, 3], rows,
-                "globaltimer")
+                "globaltimer", op_steps=[4, 0])
     qkv, attention = wf.waterfall(p, config, context=8, bandwidth=1e9)
     assert qkv["marks"].tolist() == [150, 550, 100, 150] and attention["marks"] is None
+    # 4 loop steps a q tile: 600 and 500 ns from the input ready to the last products, 150 and 125 ns a step
+    assert (qkv["loop_steps"], qkv["step_time"]) == (4, 137.5) and attention["step_time"] is None
     # the two tiles stream at once (two CTAs): the phase's bytes (1 byte a ns) over 550 ns
     assert qkv["streaming"] == pytest.approx(qkv["bytes"] / 550) and attention["streaming"] is None
     md = wf.markdown([qkv, attention], "synthetic")
     share = f"{100 * qkv['bytes'] / 550:.0f}%"
-    assert f"| q/k/v (median of 1 layers) | 0.15 | 0.55 | 0.10 | 0.15 | {share} |" in md and "| attention (median" in md
+    assert f"| q/k/v (median of 1 layers) | 0.15 | 0.55 | 0.10 | 0.15 | {share} | 4, 0.14 |" in md
+    assert "| attention (median" in md
     assert md.count("| attention (median") == 3  # the three tables before, not the marks'
     assert "Inside the tiles" not in wf.markdown(wf.waterfall(Profile("g", ["L0.q_proj"], ["rmsnorm_gemv"], [0, 2],
                                                                       rows[:2, :6], "globaltimer"),

@@ -68,6 +68,18 @@ def block_shape(batch: int, BLOCK_N: int, BLOCK_K: int, dot_rows: int = DOT_ROWS
     return rows, max(16, BLOCK_N * BLOCK_K // rows)
 
 
+def loop_steps(constexprs) -> int:
+    """Weight blocks a tile of this GEMV plan (``linear_plan``'s constexprs, or an expert tile's) streams one after
+    another: its row blocks times its K chunk's blocks, each a loop step that waits on its loads; 0 for any other plan,
+    or one that stages its weights in shared memory (their copies are issued together). A profile's waterfall divides
+    a tile's streaming time by it: on an H200 a step took 0.77-0.85 us whatever its bytes (BENCHMARKS.md,
+    2026-11-28)."""
+    names = ("TILE_ROWS", "BLOCK_N", "BLOCK_K", "CHUNK", "X_MODE")
+    if not all(n in constexprs for n in names) or constexprs.get("STAGE_BYTES"):
+        return 0
+    return cdiv(constexprs["TILE_ROWS"], constexprs["BLOCK_N"]) * cdiv(constexprs["CHUNK"], constexprs["BLOCK_K"])
+
+
 def batch_pad(batch: int) -> int:
     """The batch as the tiles hold it: 1, or padded for tensor cores."""
     return 1 if batch == 1 else max(DOT_BATCH, triton.next_power_of_2(batch))
