@@ -122,12 +122,13 @@ def previous_on_cta(profile: Profile) -> np.ndarray:
     return prev
 
 
-def waterfall(profile: Profile, config, context: int, bandwidth: float, batch: int = 1) -> list[dict]:
+def waterfall(profile: Profile, config, context: int, bandwidth: float, batch: int = 1, tp: int = 1) -> list[dict]:
     """One row per phase, in program order: critical time and its floor / slow streaming / uneven waves /
-    latency split (ns), plus bytes and tiles. ``bandwidth`` in bytes per second."""
+    latency split (ns), plus bytes and tiles. ``bandwidth`` in bytes per second. A profile of one rank at tensor
+    parallelism ``tp`` counts a tp-th of every op's bytes, as ``megagen.bench_tp``'s floor does."""
     if profile.clock != "globaltimer":
         raise MegagenError("a waterfall needs a GPU profile (globaltimer clock), not the interpreter's logical one")
-    sizes = op_bytes(config, context, batch)
+    sizes = {op: n // tp for op, n in op_bytes(config, context, batch).items()}
     ctas = np.unique(profile.rows[:, CTA]).size
     run, start, wait_done, end, cta = profile.run, profile.start, profile.wait_done, profile.end, profile.rows[:, CTA]
     # per task: wait done -> each mark -> end, where the task recorded every mark; and its tile's loop steps
@@ -266,10 +267,13 @@ def main(argv=None):
     ap.add_argument("--model", required=True, help="the preset the profile was taken of")
     ap.add_argument("--context", type=int, default=512)
     ap.add_argument("--bandwidth-gbps", type=float, required=True, help="copy bandwidth measured on that GPU")
+    ap.add_argument("--tp", type=int, default=1, help="the profile is one rank's at this tensor parallelism "
+                    "(megagen.bench_tp --profile)")
     args = ap.parse_args(argv)
     rows = waterfall(Profile.load(args.profile), models.preset_config(args.model), args.context,
-                     args.bandwidth_gbps * 1e9)
-    print(markdown(rows, f"{args.model}, {Path(args.profile).parent.name}"))
+                     args.bandwidth_gbps * 1e9, tp=args.tp)
+    tp = f", tp={args.tp} (one rank)" if args.tp > 1 else ""
+    print(markdown(rows, f"{args.model}{tp}, {Path(args.profile).parent.name}"))
 
 
 if __name__ == "__main__":

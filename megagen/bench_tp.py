@@ -15,7 +15,7 @@ Every rank builds the same random-weight model (seeded, checked equal across ran
    the reported figure is rank 0's (the ranks wait for each other every step).
 Rank 0 writes bench_tp{N}.json (GPU, driver, versions, date, command; ``--option`` build options and a
 non-default ``--allreduce`` in the name) into ``--out``; with ``--profile``, also rank 0's timeline of
-one step (profile_tp{N}.txt / .png).
+one step (profile_tp{N}.txt / .png / .npz, the last for ``benchmarks/waterfall.py --tp N``).
 """
 from __future__ import annotations
 
@@ -104,6 +104,7 @@ def profile_step(model, world, args, prompt, out: Path, rank: int) -> None:
     profile = kernel.profile()
     if rank == 0:
         profile.plot(out / f"profile_tp{world.size}.png")
+        profile.save(out / f"profile_tp{world.size}.npz")
         (out / f"profile_tp{world.size}.txt").write_text(
             f"{args.model}, tp={world.size}, rank 0, batch 1, context {args.context}\n\n{profile.summary()}\n")
 

@@ -295,6 +295,10 @@ def test_waterfall_splits_each_phase_into_parts_that_add_up():
         parts = r["floor"] + r["slow_streaming"] + r["uneven_waves"] + r["latency"]
         assert parts == pytest.approx(r["critical"])
     assert sum(r["critical"] for r in table) == p.span
+    # one rank's profile at tp=2 reads half of every op's bytes, as megagen.bench_tp's floor counts them
+    half = wf.waterfall(p, config, context=8, bandwidth=1e9, tp=2)
+    assert [r["bytes"] for r in half] == [r["bytes"] // 2 for r in table]
+    assert [r["critical"] for r in half] == [r["critical"] for r in table]
     # boundaries: q/k/v after the launch's start (k_proj reached 1000 ns late), attention after q/k/v's end (1500)
     assert (qkv["lead"], qkv["arrived_late"], qkv["wake"], qkv["last_wake"], qkv["tile_run"]) == (0, 1, 100, 1000, 900)
     assert (attention["lead"], attention["arrived_late"], attention["wake"], attention["tile_run"]) == (400, 0, 100, 400)
