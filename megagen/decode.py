@@ -219,6 +219,14 @@ class Tiling:
     # H100 (BENCHMARKS.md, 2026-11-28): None 0.6864 ms a step, 2 rows 0.7108 (same run); earlier 4 rows 0.7092,
     # 2 rows 0.7072, 1 row 0.7090
     router_tile_rows: int | None = None
+    # at batch 1, where the projections stream their weights (not staged), q/k/v and gate/up take weight blocks whose
+    # rows divide their tiles' rows (``in_whole_row_blocks``): a tile's partial last row block takes as many loop
+    # steps as a full one, each about a round trip, for fewer bytes. Qwen3-8B at tp=2 (gate/up tiles of 48 rows: 24
+    # steps in 16 x 512 blocks instead of 32 in 32 x 256, 16 of them half empty) on two H200s: 3.061-3.072 -> 2.926-
+    # 2.957 ms a step, gate/up 31.5 -> 28.9 us a layer streaming at 97% of the copy rate, not 86%; Qwen3-1.7B (the
+    # same tiles) on one: 1.3799 -> 1.3658 (BENCHMARKS.md, 2026-11-28). Staged tiles multiply from shared memory,
+    # where Qwen3-0.6B's 48-row gate/up measured faster in 32 x 256 blocks (``wide_tiles``).
+    whole_row_blocks: bool = True
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -304,6 +312,17 @@ class Tiling:
             if cost(other, True) <= (1 - BLOCK_SWITCH_GAIN) * cost(choice, True):
                 choice = other
         return choice
+
+    def in_whole_row_blocks(self, t: GemvTiles, k: int) -> GemvTiles:
+        """Batch-1 tiles ``t`` of a phase over K = ``k`` that does not split K, in the first of ``gemv_blocks``' blocks
+        whose rows divide the tiles' and whose columns K holds (as many weights a block: as many bytes in flight), where
+        their rows are not a multiple of ``t``'s block rows; else ``t``."""
+        if t.rows % t.block_n == 0 or t.split != 1:
+            return t
+        for rows, cols in self.gemv_blocks(1, split_k=False)[1:]:
+            if t.rows % rows == 0 and (self.split_k_blocks(k, 1, 1, (rows, cols)) or (0,))[0] == cols:
+                return t._replace(block_n=rows, block_k=cols)
+        return t
 
     def wide_tiles(self, rows: list[int], most: int, align: int) -> GemvTiles | None:
         """The batch-1 tiling, without K splits, of a phase of GEMVs with these output rows into at most
@@ -569,6 +588,11 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
 
     layer_tiles = [projection_tiles(layer) for layer in decoder.layers]
     staged = stages_every_projection()
+    if tiling.whole_row_blocks and batch == 1 and not staged:
+        for tiles in layer_tiles:
+            for name in ("q", "k", "v", "gate", "up"):
+                if name in tiles:  # a sparse layer's experts keep the tiling's blocks (experts_mlp)
+                    tiles[name] = tiling.in_whole_row_blocks(tiles[name], hidden)
     if staged and tiling.wide_gate_up:
         for layer, tiles in zip(decoder.layers, layer_tiles):
             widen_gate_up(layer, tiles)

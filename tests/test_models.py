@@ -623,6 +623,35 @@ def test_batch1_phase_of_long_tiles_takes_half_height_blocks():
     assert short < 0.8 * long
 
 
+def test_batch1_tiles_that_stream_take_whole_row_blocks():
+    """At batch 1 a tile whose rows are not a multiple of its blocks' (Qwen3-8B's gate/up at tp=2 and Qwen3-1.7B's:
+    48 rows in 32 x 256 blocks, the second row block half empty) takes the tallest of gemv_blocks' blocks that divide
+    them, as many weights a block; tiles of whole blocks, that split K or offered no other blocks keep theirs."""
+    from megagen.decode import GemvTiles, Tiling
+    t = Tiling(264)
+    assert t.in_whole_row_blocks(GemvTiles(48, 1, 32, 256), 4096) == GemvTiles(48, 1, 16, 512)
+    assert t.in_whole_row_blocks(GemvTiles(36, 1, 32, 256), 4096) == GemvTiles(36, 1, 4, 2048)
+    for kept in (GemvTiles(96, 1, 32, 256), GemvTiles(48, 2, 32, 256)):
+        assert t.in_whole_row_blocks(kept, 4096) == kept
+    assert t.in_whole_row_blocks(GemvTiles(48, 1, 32, 256), 256) == GemvTiles(48, 1, 32, 256)  # K of one block
+    assert Tiling(264, latency_tiles=False).in_whole_row_blocks(GemvTiles(48, 1, 32, 256), 4096).block_n == 32
+
+
+@pytest.mark.parametrize("whole", [True, False])
+def test_whole_row_blocks_in_a_decode_step_match_hf(whole):
+    """tiny-qwen3 tiled for 12 CTAs in 16 x 16 blocks gives gate/up 24-row tiles: in 8 x 32 blocks by default, in the
+    tiling's with ``whole_row_blocks=False``; tokens and logits match HF either way. (Not staged, as on a CPU: on a
+    GPU the tiny model's projections would stage, and staged tiles keep their blocks.)"""
+    model = tiny("tiny-qwen3")
+    runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, num_ctas=12, block_n=16, block_k=16, max_tile_rows=24,
+                           attention_split_keys=8, stage_weights=False, whole_row_blocks=whole)
+    ops = {op.name: op for op in runner.kernel(1).task_graph.ops}
+    for name in ("L0.gate_proj", "L0.up_proj"):
+        c = ops[name].plan.constexprs
+        assert (c["TILE_ROWS"], c["BLOCK_N"], c["BLOCK_K"]) == ((24, 8, 32) if whole else (24, 16, 16))
+    check_against_hf(runner, model, prompt(1, 5), FAMILY_NEW_TOKENS)
+
+
 def test_batch1_phase_of_few_rows_takes_narrow_blocks():
     """A phase of very few rows (a MoE router: Qwen3-30B-A3B's 128 experts over 2048 columns) takes blocks ever
     narrower, down to MIN_BLOCK_ROWS rows, where the cost calls them faster: 16 tiles of 8 x 1024 blocks where the
