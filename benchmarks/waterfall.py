@@ -50,16 +50,17 @@ import numpy as np
 from megagen.errors import MegagenError
 from megagen.profiler import CTA, Profile
 
-# op name (after "L{i}.") -> phase; ops of one phase have no dependencies between them (rope_q / rope_kv:
+# op name (after "L{i}.") -> phase; ops of one phase have no dependencies between them, and a tensor-parallel
+# projection's allreduce is a phase of its own, from the projection's last tile to its own (rope_q / rope_kv:
 # profiles from before the attention partials applied RoPE themselves, as committed under benchmarks/results; early
 # routing's router_x beside q/k/v, router_a beside o and routing_weights beside the experts' gate/up)
 PHASE_OF = {"q_proj": "q/k/v", "k_proj": "q/k/v", "v_proj": "q/k/v", "rope_q": "rope", "rope_kv": "rope",
-            "attention": "attention", "attention_combine": "combine", "o_proj": "o", "o_proj.allreduce": "o",
-            "gate_proj": "gate/up", "up_proj": "gate/up", "down_proj": "down", "down_proj.allreduce": "down",
+            "attention": "attention", "attention_combine": "combine", "o_proj": "o", "o_proj.allreduce": "o allreduce",
+            "gate_proj": "gate/up", "up_proj": "gate/up", "down_proj": "down", "down_proj.allreduce": "down allreduce",
             "mlp": "mlp (gate/up/down)",
             "router": "router", "route": "route", "experts_gate": "experts gate/up", "experts_up": "experts gate/up",
             "experts_down": "experts down", "experts_combine": "experts combine",
-            "experts_combine.allreduce": "experts combine", "router_x": "q/k/v", "router_a": "o",
+            "experts_combine.allreduce": "experts allreduce", "router_x": "q/k/v", "router_a": "o",
             "routing_weights": "experts gate/up"}
 _LAYER_OP = re.compile(r"L(\d+)\.(.+)")
 
