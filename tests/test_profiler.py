@@ -335,6 +335,17 @@ def test_a_phase_off_the_critical_path_takes_none_of_the_span():
         assert r["floor"] + r["slow_streaming"] + r["uneven_waves"] + r["latency"] == pytest.approx(r["critical"])
 
 
+def test_waterfall_gives_a_tensor_parallel_allreduce_a_phase_of_its_own():
+    """At tp > 1 a projection's allreduce waits for the projection's tiles on every rank: its own phase, so the
+    projection's critical time ends at its last tile and the allreduce's is the communication after it."""
+    wf = _waterfall_module()
+    names = ["L0.o_proj", "L0.o_proj.allreduce", "L0.gate_proj", "L0.down_proj", "L0.down_proj.allreduce"]
+    rows = np.array([(k, 0, 0, 1000 * k, 1000 * k, 1000 * k + 900) for k in range(len(names))])
+    p = Profile("g", names, ["gemv", "allreduce", "rmsnorm_gemv", "silu_mul_gemv", "allreduce"],
+                list(range(len(names) + 1)), rows, "globaltimer")
+    assert [phase for _, phase, _ in wf.phases_of(p)] == ["o", "o allreduce", "gate/up", "down", "down allreduce"]
+
+
 def test_waterfall_splits_a_marked_tile_run():
     """Tiles that recorded marks get their run split at them (medians of the phase's marked tiles); a phase of
     tiles without marks gets no row, and a profile without marks no table."""
