@@ -67,7 +67,8 @@ _LAYER_OP = re.compile(r"L(\d+)\.(.+)")
 
 def op_bytes(config, context: int, batch: int = 1, itemsize: int = 2) -> dict[str, int]:
     """Bytes each op of one layer reads from memory (by op name after ``L{i}.``), and the lm_head's; of a
-    mixture-of-experts layer the router and the experts each batch row is routed to (each row's are streamed)."""
+    mixture-of-experts layer the router and the experts the step routes to: at batch B the expected union of the rows'
+    under uniform routing, as ``megagen bench``'s floor counts them (megagen streams each once, ``moe.expert_union``)."""
     hidden, inter = config.hidden_size, config.intermediate_size
     heads, kv = config.num_attention_heads, config.num_key_value_heads
     d = getattr(config, "head_dim", None) or hidden // heads
@@ -85,11 +86,12 @@ def _expert_bytes(config, attention_width: int, batch: int, w: int) -> dict[str,
     experts = getattr(config, "num_experts", None) or getattr(config, "num_local_experts", None)
     if not experts:
         return {}
-    hidden, routed = config.hidden_size, batch * config.num_experts_per_tok
+    hidden = config.hidden_size
+    routed = experts * (1 - (1 - config.num_experts_per_tok / experts) ** batch)  # top k at batch 1
     inter = getattr(config, "moe_intermediate_size", None) or config.intermediate_size
     return {"router": experts * hidden * w, "router_x": experts * hidden * w,
-            "router_a": experts * attention_width * w, "experts_gate": routed * inter * hidden * w,
-            "experts_up": routed * inter * hidden * w, "experts_down": routed * hidden * inter * w}
+            "router_a": experts * attention_width * w, "experts_gate": round(routed * inter * hidden * w),
+            "experts_up": round(routed * inter * hidden * w), "experts_down": round(routed * hidden * inter * w)}
 
 
 def _layer_and_kind(op_name: str) -> tuple[int | None, str]:

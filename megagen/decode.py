@@ -465,27 +465,41 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
         else:
             ids = early["ids"]
         blocks = dict(BLOCK_N=tiling.block_n, BLOCK_K=tiling.block_k)
-        down_tiles = tiling.gemv_tiles([hidden] * slots, inter, 1, itemsize, split_k=True, blocks=own)
-        _, down_chunk = tiling.split_k_blocks(inter, down_tiles.split, 1)
-        rows = tiling.gemv_tiles([inter] * 2 * slots, hidden, 1, itemsize, split_k=False, align=down_chunk,
+        # at batch > 1 the slots are the union of the rows' experts (expert_union), each a GEMV of every row, so an
+        # expert two rows share is streamed once; a slot past the union streams nothing
+        union = batch > 1
+        rows_a_slot = batch if union else 1
+        down_tiles = tiling.gemv_tiles([hidden] * slots, inter, rows_a_slot, itemsize, split_k=True, blocks=own)
+        _, down_chunk = tiling.split_k_blocks(inter, down_tiles.split, rows_a_slot)
+        rows = tiling.gemv_tiles([inter] * 2 * slots, hidden, rows_a_slot, itemsize, split_k=False, align=down_chunk,
                                  blocks=own).rows
-        gate, up = act(1, slots, inter), act(1, slots, inter)
+        combine = dict(name=f"{name}.experts_combine", weights=weights, dtype=dt)
+        if union:
+            experts = act(slots, dtype=torch.int64)
+            combine["slot_of"] = act(batch, e.top_k, dtype=torch.int64)
+            g.add(Moe.expert_union, name=f"{name}.experts_union", ids=ids, slots=experts, slot_of=combine["slot_of"])
+            gate, up = act(slots, batch, inter), act(slots, batch, inter)
+            down = act(slots * down_tiles.split, batch, hidden, dtype=torch.float32)
+        else:
+            experts = ids
+            gate, up = act(1, slots, inter), act(1, slots, inter)
+            down = act(down_tiles.split, slots, hidden, dtype=torch.float32)
         for part, y, row0 in (("gate", gate, 0), ("up", up, inter)):  # an expert's gate rows, then its up rows
-            g.add(Moe.expert_rmsnorm_gemv, name=f"{name}.experts_{part}", w=e.gate_up, ids=ids, y=y, row0=row0,
+            g.add(Moe.expert_rmsnorm_gemv, name=f"{name}.experts_{part}", w=e.gate_up, ids=experts, y=y, row0=row0,
                   rows=inter, TILE_ROWS=rows, **blocks, **post)
         if early is not None:  # after gate / up in the order: on a CTA they leave free, off the path to down
             g.add(Moe.routing_weights, name=f"{name}.routing_weights", logits=early["logits"], residual=post["x"],
                   weights=weights, eps=post["eps"], RENORMALIZE=e.renormalize, dtype=dt)
-        down = act(down_tiles.split, slots, hidden, dtype=torch.float32)
-        g.add(Moe.expert_silu_mul_gemv, name=f"{name}.experts_down", w=e.down, x=gate, x2=up, ids=ids, y=down,
+        g.add(Moe.expert_silu_mul_gemv, name=f"{name}.experts_down", w=e.down, x=gate, x2=up, ids=experts, y=down,
               TILE_ROWS=down_tiles.rows, **blocks)
-        combine = dict(name=f"{name}.experts_combine", parts=down, weights=weights, dtype=dt)
+        combine["parts"] = down
         out = act(1, batch, hidden, dtype=torch.float32)
         if tp == 1:
-            g.add(Moe.moe_combine_residual, residual=resid, out=out, **combine)
+            g.add(Moe.moe_combine_union_residual if union else Moe.moe_combine_residual, residual=resid, out=out,
+                  **combine)
             return out
         part = world.symmetric(rank, (1, batch, hidden), torch.float32)  # as for a dense down projection
-        g.add(Moe.moe_combine, out=part, **combine)
+        g.add(Moe.moe_combine_union if union else Moe.moe_combine, out=part, **combine)
         allreduce_ops(g, f"{combine['name']}.allreduce", part, resid, out, ranks=tp, mode=allreduce)
         return out
 

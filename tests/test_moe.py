@@ -69,6 +69,7 @@ def test_moe_matches_hf(name, batch, tp, overrides):
     length = ids.shape[1]
     routed = hf_routing(model, seq)
     ops = {op.name: op for op in runner.task_graph.ops}
+    shared = False  # whether two rows' picks share an expert in the last step (so the union has fewer slots)
     for i in sparse:
         decode = routed[i][0][:, length - 1:-1]  # the positions the MegaKernel's steps read
         assert not all(torch.equal(decode[:, 0].sort(-1).values, decode[:, s].sort(-1).values)
@@ -83,10 +84,18 @@ def test_moe_matches_hf(name, batch, tp, overrides):
         if early:
             assert ops[f"L{i}.router_a"].task is moe.router_route and f"L{i}.route" not in ops
             assert ops[f"L{i}.routing_weights"].task is moe.routing_weights
+        if batch > 1:  # the experts' slots are the rows' union: each expert the step routes to streamed once
+            union = ops[f"L{i}.experts_union"].tensors
+            picks = decode[:, -1].reshape(-1).tolist()
+            distinct = list(dict.fromkeys(picks))
+            assert union["slots"].tolist() == distinct + [-1] * (len(picks) - len(distinct))
+            assert union["slots"][union["slot_of"].view(-1)].tolist() == picks
+            shared |= len(distinct) < len(picks)
         weights = ops[f"L{i}.routing_weights" if early else f"L{i}.route"].tensors["weights"]
         weight_dtype = weights.dtype
         assert weight_dtype == (torch.float32 if name == "tiny-mixtral" else model.dtype)
         torch.testing.assert_close(weights.float(), want_weights.float(), rtol=1e-5, atol=1e-6)
+    assert shared or batch == 1, "test setup: no two rows share an expert in the last step of any sparse layer"
     if tp > 1:  # each rank's slice of every expert, its partial sums allreduced
         inter = runner.decoder.layers[0].experts.intermediate_size
         assert runner.shards[1].layers[0].experts.intermediate_size == inter // tp
@@ -97,13 +106,14 @@ def test_moe_matches_hf(name, batch, tp, overrides):
 
 @pytest.mark.parametrize("name", ["tiny-qwen3-moe", "tiny-mixtral"])
 def test_moe_routed_after_o_matches_hf(name):
-    """With early routing off, a sparse layer on one rank routes as on several: router, route, then the combine
-    reading the route's weights."""
+    """With early routing off, a sparse layer on one rank routes as on several: router, route, the union of the rows'
+    experts, then the combine reading the route's weights."""
     model = tiny(name)
     runner = megagen.build(model, max_seq_len=MAX_SEQ_LEN, max_batch_size=2, early_routing=False)
     check_against_hf(runner, model, prompt(2, 5, seed=9), 3)
     ops = {op.name: op for op in runner.task_graph.ops}
-    assert ops["L0.route"].task is moe.route and ops["L0.experts_combine"].task is moe.moe_combine_residual
+    assert ops["L0.route"].task is moe.route and ops["L0.experts_union"].task is moe.expert_union
+    assert ops["L0.experts_combine"].task is moe.moe_combine_union_residual
     assert "L0.router_x" not in ops and find_mismatch(runner.task_graph) is None
 
 
@@ -235,6 +245,45 @@ def test_router_tiles_of_narrow_blocks_match_their_reference(device, block):
     logits.fill_(float("nan"))
     g.compile("round_robin").run()
     torch.testing.assert_close(logits, expected, rtol=0, atol=0)
+
+
+def test_expert_union_gives_each_expert_one_slot(device):
+    """expert_union: the distinct experts of a batch's picks in order of first appearance, -1 in the slots past them,
+    and each pick's slot, for picks that share experts across rows, within none, and a batch of one."""
+    for picks in ([[3, 1], [1, 5], [5, 3]], [[0, 2, 7], [2, 7, 0]], [[4, 6]],
+                  [[9, 8, 7, 6], [1, 2, 3, 4], [6, 2, 0, 5]], [[5, 5], [5, 5]]):
+        ids = torch.tensor(picks, device=device)
+        slots = torch.full((ids.numel(),), -7, dtype=torch.int64, device=device)
+        slot_of = torch.full_like(ids, -7)
+        g = megagen.TaskGraph("union", inputs=[ids])
+        g.add(moe.expert_union, ids=ids, slots=slots, slot_of=slot_of)
+        g.compile("round_robin").run()
+        flat = sum(picks, [])
+        distinct = list(dict.fromkeys(flat))
+        assert slots.tolist() == distinct + [-1] * (len(flat) - len(distinct)), picks
+        assert slot_of.view(-1).tolist() == [distinct.index(e) for e in flat], picks
+        assert find_mismatch(g) is None
+
+
+def test_union_expert_tiles_multiply_every_row_and_skip_empty_slots(device):
+    """A union slot's down tiles multiply every batch row's own gate and up rows by its expert's weights (split-K
+    partial sums, against their reference and a plain product); a slot past the union (-1) writes nothing."""
+    experts, inter, k, batch = 4, 48, 64, 3
+    w = (torch.randn(experts, k, inter, device=device) / inter ** 0.5).to(torch.bfloat16)
+    slots = torch.tensor([2, 0, -1, -1], device=device)
+    x, x2 = (torch.randn(4, batch, inter, device=device).to(torch.bfloat16) for _ in range(2))
+    y = torch.full((4 * 2, batch, k), float("nan"), device=device)  # 2 K splits a slot
+    g = megagen.TaskGraph("union_experts", inputs=[w, x, x2, slots])
+    g.add(moe.expert_silu_mul_gemv, w=w, x=x, x2=x2, ids=slots, y=y, BLOCK_N=16, BLOCK_K=16, TILE_ROWS=32)
+    assert find_mismatch(g) is None
+    expected = y.clone()
+    y.fill_(float("nan"))
+    g.compile("round_robin").run()
+    torch.testing.assert_close(y, expected, rtol=1e-4, atol=1e-4, equal_nan=True)
+    assert y[:4].isfinite().all() and y[4:].isnan().all()
+    for slot, expert in ((0, 2), (1, 0)):
+        h = (torch.nn.functional.silu(x[slot].float()).to(torch.bfloat16).float() * x2[slot].float())
+        torch.testing.assert_close(y[2 * slot:2 * slot + 2].sum(0), h @ w[expert].float().T, rtol=2e-2, atol=2e-2)
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])

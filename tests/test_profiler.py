@@ -377,9 +377,9 @@ def test_waterfall_splits_a_marked_tile_run():
 
 @pytest.mark.parametrize("name", ["tiny-qwen3-moe", "tiny-mixtral"])
 def test_waterfall_counts_the_routed_experts_of_a_sparse_layer(name):
-    """A sparse layer's phases read its router (or early routing's two parts of it) and, per batch row, its routed
-    experts' weights (from the model's own stacked expert tensors). Early routing's ops count in the phases they
-    run beside."""
+    """A sparse layer's phases read its router (or early routing's two parts of it) and its routed experts' weights
+    (from the model's own stacked expert tensors): top k at batch 1, at batch 3 the expected union of the rows' under
+    uniform routing, as megagen bench's floor. Early routing's ops count in the phases they run beside."""
     from megagen import models
     from megagen.trace import trace
     wf = _waterfall_module()
@@ -390,8 +390,14 @@ def test_waterfall_counts_the_routed_experts_of_a_sparse_layer(name):
     one = experts.gate_up[0].nbytes // 2  # an expert's gate rows (its up rows are as many)
     assert sizes["router"] == experts.router.nbytes
     assert (sizes["router_x"], sizes["router_a"]) == tuple(w.nbytes for w in layer.early_router)
-    assert sizes["experts_gate"] == sizes["experts_up"] == 3 * experts.top_k * one
-    assert sizes["experts_down"] == 3 * experts.top_k * experts.down[0].nbytes
+    num = experts.router.shape[0]
+    union = num * (1 - (1 - experts.top_k / num) ** 3)
+    assert experts.top_k < union < 3 * experts.top_k
+    assert sizes["experts_gate"] == sizes["experts_up"] == round(union * one)
+    assert sizes["experts_down"] == round(union * experts.down[0].nbytes)
+    one_row = wf.op_bytes(model.config, context=8, batch=1, itemsize=4)
+    assert (one_row["experts_gate"], one_row["experts_down"]) == (experts.top_k * one,
+                                                                   experts.top_k * experts.down[0].nbytes)
     assert wf.PHASE_OF["experts_gate"] == wf.PHASE_OF["experts_up"] == wf.PHASE_OF["routing_weights"]
     assert (wf.PHASE_OF["router_x"], wf.PHASE_OF["router_a"]) == (wf.PHASE_OF["q_proj"], wf.PHASE_OF["o_proj"])
 

@@ -15,7 +15,10 @@ A sparse MLP block is four phases of the decode graph (``megagen.decode``):
    rounded where HuggingFace rounds (the expert's output and its scaled output, to the model dtype), summed in
    fp32 like the rest of the residual stream.
 
-At batch > 1 every row's slots are tiles of their own: an expert two rows share is streamed once per row.
+At batch > 1 the slots are the union of the rows' experts instead (``expert_union``, a phase between 2 and 3): each
+expert the step routes to has one slot, whose gate / up and down tiles multiply every batch row by its weights (a
+batch GEMV), and ``moe_combine_union`` finds each row's picks through their slots. An expert two rows share is
+streamed once; the tiles of the slots past the union (the picks that repeated an expert) stream nothing.
 
 Early routing (``Tiling.early_routing``, one rank) takes phases 1 and 2 off the path after the o projection: the
 router's logits are the norm's factor (one positive number a row) times logits that two GEMVs give before o is done
@@ -121,6 +124,47 @@ route = register_task("route", route_tile, inputs=("logits",), outputs=("ids", "
 
 
 @triton.jit
+def expert_union_tile(ids, slots, slot_of, P: tl.constexpr, P_PAD: tl.constexpr):
+    """The union of a batch's routed experts: ``slots`` [P] the distinct experts of ``ids`` [B, TOPK] (P = B TOPK) in
+    order of first appearance, -1 past them, and ``slot_of`` [B, TOPK] the slot of each row's pick. Each pick is
+    compared with every other (P <= 64 for 8 rows of 8 experts)."""
+    p = tl.arange(0, P_PAD)
+    e = tl.load(ids + p, mask=p < P, other=-1)
+    same = (e[:, None] == e[None, :]) & (p[None, :] < P)
+    first = tl.min(tl.where(same, p[None, :], P_PAD), axis=1)  # each pick's first appearance
+    is_first = (first == p) & (p < P)
+    rank = tl.sum(tl.where(is_first[None, :] & (p[None, :] < p[:, None]), 1, 0), axis=1)  # slot of a first one
+    slot = tl.sum(tl.where(p[None, :] == first[:, None], rank[None, :], 0), axis=1)
+    tl.store(slot_of + p, slot.to(tl.int64), mask=p < P)
+    expert = tl.sum(tl.where(is_first[None, :] & (rank[None, :] == p[:, None]), e[None, :], 0), axis=1)
+    tl.store(slots + p, tl.where(p < tl.sum(is_first.to(tl.int32), 0), expert, -1).to(tl.int64), mask=p < P)
+
+
+def expert_union_reference(ids, slots, slot_of, tile, P):
+    union = list(dict.fromkeys(ids.view(-1).tolist()))
+    slots.fill_(-1)
+    slots[:len(union)] = torch.tensor(union, dtype=slots.dtype)
+    slot_of.view(-1)[:] = torch.tensor([union.index(e) for e in ids.view(-1).tolist()], dtype=slot_of.dtype)
+
+
+def _expert_union_plan(ids, slots, slot_of):
+    picks = ids.numel()
+    if ids.dtype != torch.int64 or ids.dim() != 2 or not ids.is_contiguous():
+        raise TaskDefinitionError(f"expert_union: ids must be a contiguous int64 [B, TOPK] tensor, got {ids.dtype} "
+                                  f"{tuple(ids.shape)}")
+    for name, t, shape in (("slots", slots, (picks,)), ("slot_of", slot_of, tuple(ids.shape))):
+        if t.dtype != torch.int64 or tuple(t.shape) != shape or not t.is_contiguous():
+            raise TaskDefinitionError(f"expert_union: {name} must be a contiguous int64 {list(shape)} tensor, got "
+                                      f"{t.dtype} {tuple(t.shape)}")
+    return TilePlan(1, reads={"ids": (ALL, ALL)}, writes={"slots": (ALL,), "slot_of": (ALL, ALL)},
+                    constexprs={"P": picks, "P_PAD": triton.next_power_of_2(picks)}, cost=0.5)
+
+
+expert_union = register_task("expert_union", expert_union_tile, inputs=("ids",), outputs=("slots", "slot_of"),
+                             plan=_expert_union_plan, reference=expert_union_reference)
+
+
+@triton.jit
 def router_route_tile(w, x, residual, y, ids, tile, N, B, prefetched, marks, stage, ticket, K: tl.constexpr,
                       BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, B_PAD: tl.constexpr, ROW_TILES: tl.constexpr,
                       TILE_ROWS: tl.constexpr, CHUNK: tl.constexpr, X_PARTS: tl.constexpr, RES_PARTS: tl.constexpr,
@@ -178,27 +222,52 @@ def expert_tile(w, x, x2, norm_w, ids, y, tile, N, B, marks, K: tl.constexpr, BL
                 BLOCK_K: tl.constexpr, ROW_TILES: tl.constexpr, TILE_ROWS: tl.constexpr, CHUNK: tl.constexpr,
                 X_PARTS: tl.constexpr, X_MODE: tl.constexpr, EPS: tl.constexpr, RMS_BLOCK: tl.constexpr,
                 SLOT_TILES: tl.constexpr, W_ROW0: tl.constexpr, EXPERT_ROWS: tl.constexpr,
-                X_ROW_DIV: tl.constexpr):
-    """One tile of linear.py's GEMV for routed slot ``tile // SLOT_TILES``: the slot's expert, read from ``ids``,
-    picks rows W_ROW0.. of its weights in the stack, and x's row is the slot's batch row (X_ROW_DIV = TOPK) or the
-    slot itself (X_ROW_DIV = 1). ``B`` is x's row count, the stride of its partial sums and of y's K chunks."""
+                X_ROW_DIV: tl.constexpr, UNION: tl.constexpr, B_PAD: tl.constexpr, X_IN_W_DTYPE: tl.constexpr,
+                X_SLOT: tl.constexpr, Y_SLOT: tl.constexpr):
+    """One tile of linear.py's GEMV for slot ``tile // SLOT_TILES``, whose expert, read from ``ids``, picks rows
+    W_ROW0.. of its weights in the stack. A routed slot (``UNION`` off) is a batch of one: x's row is the slot's batch
+    row (X_ROW_DIV = TOPK) or the slot itself (X_ROW_DIV = 1), and ``B`` is x's row count, the stride of its partial
+    sums and of y's K chunks. A union slot (``expert_union``) multiplies all B rows of x, its own rows of it (X_SLOT
+    elements a slot) or the shared stream (X_SLOT = 0), into its Y_SLOT elements of y; a slot past the union (-1)
+    streams nothing."""
     slot = tile // SLOT_TILES
     sub = tile % SLOT_TILES
     expert = tl.load(ids + slot)
     w_e = w + (expert * EXPERT_ROWS + W_ROW0) * K
-    row = slot // X_ROW_DIV
-    if X_MODE == "silu_mul":
-        x2 = x2 + row * K
-    first = gemv_prefetch(w_e, sub, N, None, K, BLOCK_N, BLOCK_K, 1, ROW_TILES, TILE_ROWS, CHUNK, False, 0)
-    linear_tile(w_e, x + row * K, None, x2, norm_w, None, None, None, None, y + slot * N, sub, N, B, first, marks,
-                None, K, BLOCK_N, BLOCK_K, 1, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, 1, X_MODE, EPS, RMS_BLOCK, False,
-                False)
+    if UNION:
+        if expert >= 0:
+            if X_MODE == "silu_mul":
+                x2 = x2 + slot * X_SLOT
+            first = gemv_prefetch(w_e, sub, N, None, K, BLOCK_N, BLOCK_K, B_PAD, ROW_TILES, TILE_ROWS, CHUNK, False,
+                                  0)
+            linear_tile(w_e, x + slot * X_SLOT, None, x2, norm_w, None, None, None, None, y + slot * Y_SLOT, sub, N,
+                        B, first, marks, None, K, BLOCK_N, BLOCK_K, B_PAD, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, 1,
+                        X_MODE, EPS, RMS_BLOCK, X_IN_W_DTYPE, False)
+    else:
+        row = slot // X_ROW_DIV
+        if X_MODE == "silu_mul":
+            x2 = x2 + row * K
+        first = gemv_prefetch(w_e, sub, N, None, K, BLOCK_N, BLOCK_K, 1, ROW_TILES, TILE_ROWS, CHUNK, False, 0)
+        linear_tile(w_e, x + row * K, None, x2, norm_w, None, None, None, None, y + slot * N, sub, N, B, first, marks,
+                    None, K, BLOCK_N, BLOCK_K, 1, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, 1, X_MODE, EPS, RMS_BLOCK,
+                    False, False)
 
 
 def expert_reference(w, x, x2, norm_w, ids, y, tile, N, K, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, X_MODE, EPS,
-                     SLOT_TILES, W_ROW0, X_ROW_DIV):
+                     SLOT_TILES, W_ROW0, X_ROW_DIV, UNION, B, X_SLOT):
     slot, sub = divmod(tile, SLOT_TILES)
     expert = int(ids.view(-1)[slot])
+    if UNION:
+        if expert < 0:
+            return
+        split = y.shape[0] // ids.numel()
+
+        def own(t):
+            return None if t is None else (t[slot:slot + 1] if X_SLOT else t)
+        linear_reference(w[expert, W_ROW0:W_ROW0 + N], own(x), None, own(x2), norm_w, None, None, None, None,
+                         y[slot * split:(slot + 1) * split], sub, N, B, K, ROW_TILES, TILE_ROWS, CHUNK, X_PARTS, 1,
+                         X_MODE, EPS)
+        return
     row = slot // X_ROW_DIV
     out = y[:, slot:slot + 1].clone()  # the slot's output as a batch of one
 
@@ -211,18 +280,22 @@ def expert_reference(w, x, x2, norm_w, ids, y, tile, N, K, ROW_TILES, TILE_ROWS,
 
 def _expert_plan(w, x, ids, y, x2=None, norm_w=None, eps=1e-6, row0=0, rows=None, BLOCK_N=32, BLOCK_K=512,
                  TILE_ROWS=None):
-    """linear.py's plan for one slot (a batch of one over expert 0's rows), repeated for every routed slot."""
+    """linear.py's plan for one slot, repeated for every slot: a routed slot (``ids`` [B, TOPK]) is a batch of one over
+    expert 0's rows; a union slot (``ids`` [P], ``expert_union``'s) a batch of every row, y [P * S, B, N] slot by
+    slot, and x either the shared stream [X_PARTS, B, K] or, where x2 is given (down over gate and up), [P, B, K]."""
     if w.dim() != 3 or not w.is_contiguous():
         raise TaskDefinitionError(f"expert GEMV: w must be contiguous stacked experts [E, rows, K], got "
                                   f"{tuple(w.shape)}")
     num, expert_rows, k = w.shape
-    check_pairs_aligned(w, "expert GEMV")  # expert tiles are batch-1 GEMV tiles
     n = expert_rows - row0 if rows is None else rows
     if not 0 <= row0 < row0 + n <= expert_rows:
         raise TaskDefinitionError(f"expert GEMV: rows {row0}..{row0 + n} are outside an expert's {expert_rows}")
-    if ids.dtype != torch.int64 or ids.dim() != 2 or not ids.is_contiguous():
-        raise TaskDefinitionError(f"expert GEMV: ids must be a contiguous int64 [B, TOPK] tensor, got {ids.dtype} "
-                                  f"{tuple(ids.shape)}")
+    if ids.dtype != torch.int64 or ids.dim() not in (1, 2) or not ids.is_contiguous():
+        raise TaskDefinitionError(f"expert GEMV: ids must be a contiguous int64 [B, TOPK] tensor (routed slots) or "
+                                  f"[P] (expert_union's slots), got {ids.dtype} {tuple(ids.shape)}")
+    if ids.dim() == 1:
+        return _union_expert_plan(w, x, ids, y, x2, norm_w, eps, row0, n, BLOCK_N, BLOCK_K, TILE_ROWS)
+    check_pairs_aligned(w, "expert GEMV")  # routed slots' tiles are batch-1 GEMV tiles
     batch, top_k = ids.shape
     slots = batch * top_k
     for name, t in (("x", x), ("x2", x2)):
@@ -257,9 +330,50 @@ def _expert_plan(w, x, ids, y, x2=None, norm_w=None, eps=1e-6, row0=0, rows=None
     if norm_w is not None:
         reads["norm_w"] = (ALL,)
     constexprs = {**cx, "SLOT_TILES": per_slot, "W_ROW0": row0, "EXPERT_ROWS": expert_rows,
-                  "X_ROW_DIV": slots // x_rows}
+                  "X_ROW_DIV": slots // x_rows, "UNION": False, "B_PAD": 1, "X_IN_W_DTYPE": False, "X_SLOT": 0,
+                  "Y_SLOT": 0}
     return TilePlan(t.size, reads=reads, writes={"y": ((c, 1), (s, 1), out_rows)},
                     scalars={"N": n, "B": x_rows}, constexprs=constexprs, cost=one.cost)
+
+
+def _union_expert_plan(w, x, ids, y, x2, norm_w, eps, row0, n, BLOCK_N, BLOCK_K, TILE_ROWS):
+    """``_expert_plan`` for union slots: linear.py's plan of a batch of every row, repeated for every slot."""
+    _, expert_rows, k = w.shape
+    slots = ids.numel()
+    if y.dim() != 3 or y.shape[0] % slots or y.shape[2] != n or not y.is_contiguous():
+        raise TaskDefinitionError(f"expert GEMV: y must be a contiguous [P * S, B, {n}] tensor (each of the P = "
+                                  f"{slots} union slots' [S, B, {n}] in turn), got {tuple(y.shape)}")
+    split, batch = y.shape[0] // slots, y.shape[1]
+    per_slot_x = x2 is not None  # down reads each slot's own gate and up rows; gate and up read the shared stream
+    for name, t in (("x", x), ("x2", x2)):
+        if t is not None and (t.dim() != 3 or t.shape[1] != batch or not t.is_contiguous()
+                              or (per_slot_x and t.shape[0] != slots)):
+            raise TaskDefinitionError(f"expert GEMV: {name} must be a contiguous "
+                                      f"{'[P, B, K]' if per_slot_x else '[X_PARTS, B, K]'} tensor (P = {slots}, "
+                                      f"B = {batch}, K = {k}), got {tuple(t.shape)}")
+
+    def meta(t):
+        return None if t is None else torch.empty(1 if per_slot_x else t.shape[0], batch, k, dtype=t.dtype,
+                                                  device="meta")
+    one = linear_plan(torch.empty(n, k, dtype=w.dtype, device="meta"), meta(x),
+                      torch.empty(split, batch, n, dtype=y.dtype, device="meta"), x2=meta(x2), norm_w=norm_w, eps=eps,
+                      BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, TILE_ROWS=TILE_ROWS, stage=False)
+    cx = one.constexprs
+    per_slot, row_tiles, tile_rows, chunk = one.num_tiles, cx["ROW_TILES"], cx["TILE_ROWS"], cx["CHUNK"]
+    t = tile_arange(slots * per_slot)
+    s, sub = t // per_slot, t % per_slot
+    r, c = sub % row_tiles, sub // row_tiles
+    cols = (c * chunk, chunk)
+    x_box = ((s, 1) if per_slot_x else ALL, ALL, ALL if norm_w is not None else cols)
+    reads = {"w": (ALL, (row0 + r * tile_rows, tile_rows), cols), "ids": ((s, 1),), "x": x_box}
+    if x2 is not None:
+        reads["x2"] = ((s, 1), ALL, cols)
+    if norm_w is not None:
+        reads["norm_w"] = (ALL,)
+    constexprs = {**cx, "SLOT_TILES": per_slot, "W_ROW0": row0, "EXPERT_ROWS": expert_rows, "X_ROW_DIV": 1,
+                  "UNION": True, "X_SLOT": batch * k if per_slot_x else 0, "Y_SLOT": split * batch * n}
+    return TilePlan(t.size, reads=reads, writes={"y": ((s * split + c, 1), ALL, (r * tile_rows, tile_rows))},
+                    scalars={"N": n, "B": batch}, constexprs=constexprs, cost=one.cost)
 
 
 expert_rmsnorm_gemv = register_task("expert_rmsnorm_gemv", expert_tile, inputs=("w", "x", "norm_w", "ids"),
@@ -348,9 +462,12 @@ routing_weights = register_task("routing_weights", routing_weights_tile, inputs=
 
 
 @triton.jit
-def combine_tile(parts, weights, residual, out, tile, B, H: tl.constexpr, TOPK: tl.constexpr, SPLIT: tl.constexpr,
-                 RES_PARTS: tl.constexpr, BLOCK: tl.constexpr, COL_TILES: tl.constexpr, DTYPE: tl.constexpr):
-    """Columns of one batch row: the residual plus its slots' down outputs times their routing weights."""
+def combine_tile(parts, weights, residual, slot_of, out, tile, B, H: tl.constexpr, TOPK: tl.constexpr,
+                 SPLIT: tl.constexpr, RES_PARTS: tl.constexpr, BLOCK: tl.constexpr, COL_TILES: tl.constexpr,
+                 DTYPE: tl.constexpr):
+    """Columns of one batch row: the residual plus its picks' down outputs times their routing weights. Without
+    ``slot_of`` pick k of row b is routed slot b TOPK + k of ``parts`` [SPLIT, B TOPK, H]; with it, union slot
+    slot_of[b, k] of ``parts`` [P SPLIT, B, H] (``expert_union``)."""
     b = tile // COL_TILES
     cols = (tile % COL_TILES) * BLOCK + tl.arange(0, BLOCK)
     mask = cols < H
@@ -359,33 +476,42 @@ def combine_tile(parts, weights, residual, out, tile, B, H: tl.constexpr, TOPK: 
         for p in tl.static_range(RES_PARTS):
             acc += tl.load(residual + (p * B + b) * H + cols, mask=mask, other=0.0)
     for k in tl.static_range(TOPK):
-        slot = b * TOPK + k
+        pick = b * TOPK + k
         down = tl.zeros((BLOCK,), tl.float32)
-        for s in tl.static_range(SPLIT):
-            down += tl.load(parts + (s * B * TOPK + slot) * H + cols, mask=mask, other=0.0)
-        weight = tl.load(weights + slot).to(tl.float32)
+        if slot_of is not None:
+            first = (tl.load(slot_of + pick) * SPLIT * B + b) * H
+            for s in tl.static_range(SPLIT):
+                down += tl.load(parts + first + s * B * H + cols, mask=mask, other=0.0)
+        else:
+            for s in tl.static_range(SPLIT):
+                down += tl.load(parts + (s * B * TOPK + pick) * H + cols, mask=mask, other=0.0)
+        weight = tl.load(weights + pick).to(tl.float32)
         acc += _round_to(_round_to(down, DTYPE) * weight, DTYPE)
     tl.store(out + b * H + cols, acc, mask=mask)
 
 
-def combine_reference(parts, weights, residual, out, tile, B, H, TOPK, BLOCK, COL_TILES, DTYPE):
+def combine_reference(parts, weights, residual, out, tile, B, H, TOPK, SPLIT, BLOCK, COL_TILES, DTYPE, slot_of=None):
     b, c = divmod(tile, COL_TILES)
     cols = slice(c * BLOCK, (c + 1) * BLOCK)
     dtype = getattr(torch, DTYPE)
-    down = parts[:, b * TOPK:(b + 1) * TOPK, cols].sum(0).to(dtype).float()  # [TOPK, cols]
-    scaled = (down * weights[b, :, None].float()).to(dtype).float()
+    if slot_of is None:
+        down = parts[:, b * TOPK:(b + 1) * TOPK, cols].sum(0)  # [TOPK, cols]
+    else:
+        down = torch.stack([parts.view(-1, SPLIT, B, H)[slot, :, b, cols].sum(0) for slot in slot_of[b].tolist()])
+    scaled = (down.to(dtype).float() * weights[b, :, None].float()).to(dtype).float()
     acc = residual[:, b, cols].sum(0) if residual is not None else torch.zeros_like(scaled[0])
     for k in range(TOPK):
         acc = acc + scaled[k]
     out[0, b, cols] = acc
 
 
-def _combine_plan(parts, weights, out, residual=None, dtype=torch.float32, BLOCK=256):
+def _combine_plan(parts, weights, out, residual=None, slot_of=None, dtype=torch.float32, BLOCK=256):
     """Tiles of BLOCK columns of one batch row. ``dtype``: the model's, where HuggingFace rounds the experts'
-    outputs."""
+    outputs. ``slot_of``: each pick's union slot (``expert_union``), where ``parts`` are the union slots'."""
     batch, top_k = weights.shape
     hidden = out.shape[-1]
-    shapes = {"parts": (parts, (None, batch * top_k, hidden)), "out": (out, (1, batch, hidden))}
+    parts_shape = (None, batch * top_k, hidden) if slot_of is None else (None, batch, hidden)
+    shapes = {"parts": (parts, parts_shape), "out": (out, (1, batch, hidden))}
     if residual is not None:
         shapes["residual"] = (residual, (None, batch, hidden))
     for name, (t, shape) in shapes.items():
@@ -394,19 +520,33 @@ def _combine_plan(parts, weights, out, residual=None, dtype=torch.float32, BLOCK
             raise TaskDefinitionError(f"moe_combine: {name} must be a contiguous fp32 "
                                       f"[{', '.join('P' if d is None else str(d) for d in shape)}] tensor, got "
                                       f"{t.dtype} {tuple(t.shape)}")
+    split = parts.shape[0]
+    if slot_of is not None:
+        if slot_of.dtype != torch.int64 or slot_of.shape != weights.shape or not slot_of.is_contiguous():
+            raise TaskDefinitionError(f"moe_combine: slot_of must be a contiguous int64 tensor shaped like the "
+                                      f"weights {tuple(weights.shape)}, got {slot_of.dtype} {tuple(slot_of.shape)}")
+        if split % (batch * top_k):
+            raise TaskDefinitionError(f"moe_combine: union parts must be [P * S, B, H] with P = {batch * top_k} "
+                                      f"slots, got {tuple(parts.shape)}")
+        split //= batch * top_k
     if BLOCK < 1 or BLOCK & (BLOCK - 1):
         raise TaskDefinitionError(f"moe_combine: BLOCK must be a power of two, got {BLOCK}")
     col_tiles = cdiv(hidden, BLOCK)
     t = tile_arange(batch * col_tiles)
     row, cols = (t // col_tiles, 1), ((t % col_tiles) * BLOCK, BLOCK)
-    reads = {"parts": (ALL, (row[0] * top_k, top_k), cols), "weights": (row, ALL)}
-    constexprs = {"H": hidden, "TOPK": top_k, "SPLIT": parts.shape[0], "BLOCK": BLOCK, "COL_TILES": col_tiles,
+    if slot_of is None:
+        reads = {"parts": (ALL, (row[0] * top_k, top_k), cols), "weights": (row, ALL)}
+    else:  # a pick's slot is known only at run time: every slot's rows of this batch row
+        reads = {"parts": (ALL, row, cols), "weights": (row, ALL), "slot_of": (row, ALL)}
+    constexprs = {"H": hidden, "TOPK": top_k, "SPLIT": split, "BLOCK": BLOCK, "COL_TILES": col_tiles,
                   "DTYPE": str(dtype).removeprefix("torch."), "RES_PARTS": 1}
     if residual is not None:
         reads["residual"] = (ALL, row, cols)
         constexprs["RES_PARTS"] = residual.shape[0]
     else:
         constexprs["residual"] = None
+    if slot_of is None:
+        constexprs["slot_of"] = None
     return TilePlan(t.size, reads=reads, writes={"out": ((0, 1), row, cols)}, scalars={"B": batch},
                     constexprs=constexprs, cost=0.5)
 
@@ -415,3 +555,8 @@ moe_combine = register_task("moe_combine", combine_tile, inputs=("parts", "weigh
                             plan=_combine_plan, reference=combine_reference)
 moe_combine_residual = register_task("moe_combine_residual", combine_tile, inputs=("parts", "weights", "residual"),
                                      outputs=("out",), plan=_combine_plan, reference=combine_reference)
+moe_combine_union = register_task("moe_combine_union", combine_tile, inputs=("parts", "weights", "slot_of"),
+                                  outputs=("out",), plan=_combine_plan, reference=combine_reference)
+moe_combine_union_residual = register_task("moe_combine_union_residual", combine_tile,
+                                           inputs=("parts", "weights", "slot_of", "residual"), outputs=("out",),
+                                           plan=_combine_plan, reference=combine_reference)
