@@ -39,6 +39,16 @@ def hf_routing(model, seq: torch.Tensor) -> dict[int, tuple[torch.Tensor, torch.
     return routed
 
 
+def matches_reference(g, out, **tolerance):
+    """Graph ``g``'s tiles agree with their references (``find_mismatch``, which leaves the references' values in
+    ``out``), and a MegaKernel launch writes those values again over ``out`` filled with NaN."""
+    assert find_mismatch(g) is None
+    expected = out.clone()
+    out.fill_(float("nan"))
+    g.compile("round_robin").run()
+    torch.testing.assert_close(out, expected, **tolerance)
+
+
 # preset, batch, tp (emulated: every rank holds a slice of every expert), overrides
 CASES = [
     ("tiny-qwen3-moe", 1, 1, {}),
@@ -240,11 +250,7 @@ def test_router_tiles_of_narrow_blocks_match_their_reference(device, block):
     op = g.add(linear.rmsnorm_gemv, w=w, x=resid, norm_w=norm_w, y=logits, BLOCK_N=block[0], BLOCK_K=block[1],
                TILE_ROWS=8)
     assert op.num_tiles == 2 and op.plan.constexprs["BLOCK_N"] == block[0]
-    assert find_mismatch(g) is None
-    expected = logits.clone()
-    logits.fill_(float("nan"))
-    g.compile("round_robin").run()
-    torch.testing.assert_close(logits, expected, rtol=0, atol=0)
+    matches_reference(g, logits, rtol=0, atol=0)
 
 
 def test_expert_union_gives_each_expert_one_slot(device):
@@ -275,11 +281,7 @@ def test_union_expert_tiles_multiply_every_row_and_skip_empty_slots(device):
     y = torch.full((4 * 2, batch, k), float("nan"), device=device)  # 2 K splits a slot
     g = megagen.TaskGraph("union_experts", inputs=[w, x, x2, slots])
     g.add(moe.expert_silu_mul_gemv, w=w, x=x, x2=x2, ids=slots, y=y, BLOCK_N=16, BLOCK_K=16, TILE_ROWS=32)
-    assert find_mismatch(g) is None
-    expected = y.clone()
-    y.fill_(float("nan"))
-    g.compile("round_robin").run()
-    torch.testing.assert_close(y, expected, rtol=1e-4, atol=1e-4, equal_nan=True)
+    matches_reference(g, y, rtol=1e-4, atol=1e-4, equal_nan=True)
     assert y[:4].isfinite().all() and y[4:].isnan().all()
     for slot, expert in ((0, 2), (1, 0)):
         h = (torch.nn.functional.silu(x[slot].float()).to(torch.bfloat16).float() * x2[slot].float())
@@ -297,11 +299,7 @@ def test_16_bit_expert_tiles_match_their_reference(device, dtype):
     y = torch.empty(1, 4, inter, device=device)
     g = megagen.TaskGraph("experts", inputs=[w, x, x2, ids])
     g.add(moe.expert_silu_mul_gemv, w=w, x=x, x2=x2, ids=ids, y=y, BLOCK_N=16, BLOCK_K=32, TILE_ROWS=24)
-    assert find_mismatch(g) is None
-    expected = y.clone()
-    y.fill_(float("nan"))
-    g.compile("round_robin").run()
-    torch.testing.assert_close(y, expected, rtol=1e-4, atol=1e-4)
+    matches_reference(g, y, rtol=1e-4, atol=1e-4)
     unaligned = torch.empty(experts * inter * k + 1, device=device, dtype=dtype)[1:].view(experts, inter, k)
     with pytest.raises(megagen.TaskDefinitionError, match="4-byte aligned"):
         megagen.TaskGraph().add(moe.expert_silu_mul_gemv, w=unaligned, x=x, x2=x2, ids=ids, y=y)
