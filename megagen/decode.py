@@ -446,7 +446,8 @@ def decode_graph(decoder, state: DecodeState, batch: int, tiling: Tiling, world:
 
     def experts_mlp(name, e, post, resid, early=None):
         """A sparse MLP block: router, routing, the routed experts' gate / up and down, their weighted sum.
-        Each routed slot is a GEMV of batch one (its own expert), tiled like a projection of that size.
+        At batch 1 each routed slot is a GEMV of batch one (its own expert), tiled like a projection of that size; at
+        batch > 1 each slot is one of the union of the rows' experts (``moe.expert_union``), a GEMV of every row.
         ``early``: early routing's logits (short of the norm's factor) and experts, made before o
         (``Tiling.early_routing``)."""
         g.input(e.router, e.gate_up, e.down)
