@@ -2,9 +2,10 @@
 
     python benchmarks/waterfall.py PROFILE.npz --model Qwen3-0.6B --context 512 --bandwidth-gbps 4230
 
-``benchmarks/profile_decode.py`` writes one beside its profile. For every phase of a layer (q/k/v, RoPE,
-attention, its combine, o, gate/up, down; ops of one phase run side by side) it splits the phase's time on
-the critical path, from the previous phase's last tile end to its own, into four parts that add up to it:
+``benchmarks/profile_decode.py`` writes one beside its profile (``--tp N`` for one rank's of ``megagen.bench_tp
+--profile``). For every phase of a layer (q/k/v, RoPE, attention, its combine, o, gate/up, down, at tp > 1 each
+allreduce; ops of one phase run side by side) it splits the phase's time on the critical path, from the previous
+phase's last tile end to its own, into four parts that add up to it:
 
 - floor: the bytes the phase reads (weights, KV cache) over the copy bandwidth;
 - slow streaming: the CTAs' mean busy time in the phase (sum of its tiles' run times over the CTAs) beyond
@@ -131,6 +132,8 @@ def waterfall(profile: Profile, config, context: int, bandwidth: float, batch: i
     parallelism ``tp`` counts a tp-th of every op's bytes, as ``megagen.bench_tp``'s floor does."""
     if profile.clock != "globaltimer":
         raise MegagenError("a waterfall needs a GPU profile (globaltimer clock), not the interpreter's logical one")
+    if not isinstance(tp, int) or tp < 1:
+        raise MegagenError(f"tp must be a positive int (the tensor parallelism the profile ran at), got {tp!r}")
     sizes = {op: n // tp for op, n in op_bytes(config, context, batch).items()}
     ctas = np.unique(profile.rows[:, CTA]).size
     run, start, wait_done, end, cta = profile.run, profile.start, profile.wait_done, profile.end, profile.rows[:, CTA]

@@ -299,6 +299,8 @@ def test_waterfall_splits_each_phase_into_parts_that_add_up():
     half = wf.waterfall(p, config, context=8, bandwidth=1e9, tp=2)
     assert [r["bytes"] for r in half] == [r["bytes"] // 2 for r in table]
     assert [r["critical"] for r in half] == [r["critical"] for r in table]
+    with pytest.raises(megagen.MegagenError, match="tp must be a positive int"):
+        wf.waterfall(p, config, context=8, bandwidth=1e9, tp=0)
     # boundaries: q/k/v after the launch's start (k_proj reached 1000 ns late), attention after q/k/v's end (1500)
     assert (qkv["lead"], qkv["arrived_late"], qkv["wake"], qkv["last_wake"], qkv["tile_run"]) == (0, 1, 100, 1000, 900)
     assert (attention["lead"], attention["arrived_late"], attention["wake"], attention["tile_run"]) == (400, 0, 100, 400)
