@@ -224,7 +224,8 @@ class Tiling:
     # steps as a full one, each about a round trip, for fewer bytes. Qwen3-8B at tp=2 (gate/up tiles of 48 rows: 24
     # steps in 16 x 512 blocks instead of 32 in 32 x 256, 16 of them half empty) on two H200s: 3.061-3.072 -> 2.926-
     # 2.957 ms a step, gate/up 31.5 -> 28.9 us a layer streaming at 97% of the copy rate, not 86%; Qwen3-1.7B (the
-    # same tiles) on one: 1.3799 -> 1.3658 (BENCHMARKS.md, 2026-11-28). Staged tiles multiply from shared memory,
+    # same tiles) on one: 1.3799 -> 1.3658 (BENCHMARKS.md, 2026-11-28). It also changes, not measured, the gate/up
+    # tiles of Qwen3-4B (80 rows), Mistral-7B-v0.3 and Llama-3.1-8B (112). Staged tiles multiply from shared memory,
     # where Qwen3-0.6B's 48-row gate/up measured faster in 32 x 256 blocks (``wide_tiles``).
     whole_row_blocks: bool = True
 
@@ -314,15 +315,15 @@ class Tiling:
         return choice
 
     def in_whole_row_blocks(self, t: GemvTiles, k: int) -> GemvTiles:
-        """Batch-1 tiles ``t`` of a phase over K = ``k`` that does not split K, in the first of ``gemv_blocks``' blocks
-        whose rows divide the tiles' and whose columns K holds (as many weights a block: as many bytes in flight), where
-        their rows are not a multiple of ``t``'s block rows; else ``t``."""
-        if t.rows % t.block_n == 0 or t.split != 1:
+        """Batch-1 tiles ``t`` of a phase over K = ``k`` that does not split K, in ``gemv_blocks``' half-height blocks
+        (as many weights a block: as many bytes in flight) where those divide the tiles' rows, and K their columns, but
+        ``t``'s blocks do not; else ``t``. Only one halving: each row block more ends in a reduction and a store, and
+        the tiles of 68 or 76 rows that only 4-row blocks divide were not measured."""
+        blocks = self.gemv_blocks(1, split_k=False)
+        if t.rows % t.block_n == 0 or t.split != 1 or len(blocks) < 2:
             return t
-        for rows, cols in self.gemv_blocks(1, split_k=False)[1:]:
-            if t.rows % rows == 0 and (self.split_k_blocks(k, 1, 1, (rows, cols)) or (0,))[0] == cols:
-                return t._replace(block_n=rows, block_k=cols)
-        return t
+        rows, cols = blocks[1]
+        return t._replace(block_n=rows, block_k=cols) if t.rows % rows == 0 and k % cols == 0 else t
 
     def wide_tiles(self, rows: list[int], most: int, align: int) -> GemvTiles | None:
         """The batch-1 tiling, without K splits, of a phase of GEMVs with these output rows into at most

@@ -625,14 +625,15 @@ def test_batch1_phase_of_long_tiles_takes_half_height_blocks():
 
 def test_batch1_tiles_that_stream_take_whole_row_blocks():
     """At batch 1 a tile whose rows are not a multiple of its blocks' (Qwen3-8B's gate/up at tp=2 and Qwen3-1.7B's:
-    48 rows in 32 x 256 blocks, the second row block half empty) takes the tallest of gemv_blocks' blocks that divide
-    them, as many weights a block; tiles of whole blocks, that split K or offered no other blocks keep theirs."""
+    48 rows in 32 x 256 blocks, the second row block half empty) takes gemv_blocks' half-height blocks where they
+    divide them, as many weights a block; tiles of whole blocks, that split K, that only shorter blocks divide
+    (Qwen2.5-7B's 76 rows), over a K the wider blocks do not divide, or offered no other blocks keep theirs."""
     from megagen.decode import GemvTiles, Tiling
     t = Tiling(264)
     assert t.in_whole_row_blocks(GemvTiles(48, 1, 32, 256), 4096) == GemvTiles(48, 1, 16, 512)
-    assert t.in_whole_row_blocks(GemvTiles(36, 1, 32, 256), 4096) == GemvTiles(36, 1, 4, 2048)
-    for kept in (GemvTiles(96, 1, 32, 256), GemvTiles(48, 2, 32, 256)):
-        assert t.in_whole_row_blocks(kept, 4096) == kept
+    assert t.in_whole_row_blocks(GemvTiles(112, 1, 32, 256), 4096) == GemvTiles(112, 1, 16, 512)
+    for kept in (GemvTiles(96, 1, 32, 256), GemvTiles(48, 2, 32, 256), GemvTiles(76, 1, 32, 256)):
+        assert t.in_whole_row_blocks(kept, 3584) == kept
     assert t.in_whole_row_blocks(GemvTiles(48, 1, 32, 256), 256) == GemvTiles(48, 1, 32, 256)  # K of one block
     assert Tiling(264, latency_tiles=False).in_whole_row_blocks(GemvTiles(48, 1, 32, 256), 4096).block_n == 32
 
