@@ -50,6 +50,7 @@ import numpy as np
 
 from megagen.errors import MegagenError
 from megagen.profiler import CTA, Profile
+from megagen.tasks.moe import expected_experts
 
 # op name (after "L{i}.") -> phase; ops of one phase have no dependencies between them, and a tensor-parallel
 # projection's allreduce is a phase of its own, from the projection's last tile to its own (rope_q / rope_kv:
@@ -88,7 +89,7 @@ def _expert_bytes(config, attention_width: int, batch: int, w: int) -> dict[str,
     if not experts:
         return {}
     hidden = config.hidden_size
-    routed = experts * (1 - (1 - config.num_experts_per_tok / experts) ** batch)  # top k at batch 1
+    routed = expected_experts(experts, config.num_experts_per_tok, batch)
     inter = getattr(config, "moe_intermediate_size", None) or config.intermediate_size
     return {"router": experts * hidden * w, "router_x": experts * hidden * w,
             "router_a": experts * attention_width * w, "experts_gate": round(routed * inter * hidden * w),

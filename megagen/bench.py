@@ -36,6 +36,7 @@ from megagen import models
 from megagen.backend import interpreting
 from megagen.errors import MegagenError
 from megagen.generation import GREEDY, Sampling, resolve
+from megagen.tasks.moe import expected_experts
 from megagen.trace import trace
 
 SCHEDULERS = ("round_robin", "zigzag", "work_queue")
@@ -113,8 +114,8 @@ def step_bytes(model, context: int, batch: int) -> int:
     weights = sum(p.numel() * p.element_size() for n, p in model.named_parameters()
                   if tied or "embed_tokens" not in n)
     for e in (layer.experts for layer in trace(model).layers if layer.experts is not None):
-        unrouted = (1 - e.top_k / e.router.shape[0]) ** batch  # the chance no row routes to a given expert
-        weights -= unrouted * (e.gate_up.nbytes + e.down.nbytes)
+        num = e.router.shape[0]
+        weights -= (1 - expected_experts(num, e.top_k, batch) / num) * (e.gate_up.nbytes + e.down.nbytes)
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
     kv = 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * head_dim * context * batch * model.dtype.itemsize
     return round(weights + kv)

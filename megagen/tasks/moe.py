@@ -123,6 +123,12 @@ route = register_task("route", route_tile, inputs=("logits",), outputs=("ids", "
                       reference=route_reference)
 
 
+def expected_experts(num: int, top_k: int, batch: int) -> float:
+    """How many distinct experts a step of ``batch`` rows routes to under uniform routing, ``top_k`` of ``num`` a
+    row: what ``expert_union`` streams, and what a step's floor counts (``megagen bench``). ``top_k`` at batch 1."""
+    return num * (1 - (1 - top_k / num) ** batch)
+
+
 @triton.jit
 def expert_union_tile(ids, slots, slot_of, P: tl.constexpr, P_PAD: tl.constexpr):
     """The union of a batch's routed experts: ``slots`` [P] the distinct experts of ``ids`` [B, TOPK] (P = B TOPK) in
@@ -315,10 +321,8 @@ def _expert_plan(w, x, ids, y, x2=None, norm_w=None, eps=1e-6, row0=0, rows=None
     one = linear_plan(torch.empty(n, k, dtype=w.dtype, device="meta"), meta(x, 1), meta(y, 1), x2=meta(x2, 1),
                        norm_w=norm_w, eps=eps, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, TILE_ROWS=TILE_ROWS, stage=False)
     cx = one.constexprs
-    per_slot, row_tiles, tile_rows, chunk = one.num_tiles, cx["ROW_TILES"], cx["TILE_ROWS"], cx["CHUNK"]
-    t = tile_arange(slots * per_slot)
-    s, sub = t // per_slot, t % per_slot
-    r, c = sub % row_tiles, sub // row_tiles
+    t, s, r, c = _slot_grid(one, slots)
+    tile_rows, chunk = cx["TILE_ROWS"], cx["CHUNK"]
     x_row = (s // (slots // x_rows), 1)
     slot = (s // top_k, 1), (s % top_k, 1)
     out_rows = (r * tile_rows, tile_rows)
@@ -329,11 +333,19 @@ def _expert_plan(w, x, ids, y, x2=None, norm_w=None, eps=1e-6, row0=0, rows=None
         reads["x2"] = (ALL, x_row, cols)
     if norm_w is not None:
         reads["norm_w"] = (ALL,)
-    constexprs = {**cx, "SLOT_TILES": per_slot, "W_ROW0": row0, "EXPERT_ROWS": expert_rows,
+    constexprs = {**cx, "SLOT_TILES": one.num_tiles, "W_ROW0": row0, "EXPERT_ROWS": expert_rows,
                   "X_ROW_DIV": slots // x_rows, "UNION": False, "B_PAD": 1, "X_IN_W_DTYPE": False, "X_SLOT": 0,
                   "Y_SLOT": 0}
     return TilePlan(t.size, reads=reads, writes={"y": ((c, 1), (s, 1), out_rows)},
                     scalars={"N": n, "B": x_rows}, constexprs=constexprs, cost=one.cost)
+
+
+def _slot_grid(one, slots: int):
+    """The tiles of ``slots`` slots of linear.py's plan ``one`` each, slot by slot: (tile ids, slot, row tile, K chunk)."""
+    per_slot, row_tiles = one.num_tiles, one.constexprs["ROW_TILES"]
+    t = tile_arange(slots * per_slot)
+    s, sub = t // per_slot, t % per_slot
+    return t, s, sub % row_tiles, sub // row_tiles
 
 
 def _union_expert_plan(w, x, ids, y, x2, norm_w, eps, row0, n, BLOCK_N, BLOCK_K, TILE_ROWS):
@@ -359,10 +371,8 @@ def _union_expert_plan(w, x, ids, y, x2, norm_w, eps, row0, n, BLOCK_N, BLOCK_K,
                       torch.empty(split, batch, n, dtype=y.dtype, device="meta"), x2=meta(x2), norm_w=norm_w, eps=eps,
                       BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, TILE_ROWS=TILE_ROWS, stage=False)
     cx = one.constexprs
-    per_slot, row_tiles, tile_rows, chunk = one.num_tiles, cx["ROW_TILES"], cx["TILE_ROWS"], cx["CHUNK"]
-    t = tile_arange(slots * per_slot)
-    s, sub = t // per_slot, t % per_slot
-    r, c = sub % row_tiles, sub // row_tiles
+    t, s, r, c = _slot_grid(one, slots)
+    tile_rows, chunk = cx["TILE_ROWS"], cx["CHUNK"]
     cols = (c * chunk, chunk)
     x_box = ((s, 1) if per_slot_x else ALL, ALL, ALL if norm_w is not None else cols)
     reads = {"w": (ALL, (row0 + r * tile_rows, tile_rows), cols), "ids": ((s, 1),), "x": x_box}
@@ -370,7 +380,7 @@ def _union_expert_plan(w, x, ids, y, x2, norm_w, eps, row0, n, BLOCK_N, BLOCK_K,
         reads["x2"] = ((s, 1), ALL, cols)
     if norm_w is not None:
         reads["norm_w"] = (ALL,)
-    constexprs = {**cx, "SLOT_TILES": per_slot, "W_ROW0": row0, "EXPERT_ROWS": expert_rows, "X_ROW_DIV": 1,
+    constexprs = {**cx, "SLOT_TILES": one.num_tiles, "W_ROW0": row0, "EXPERT_ROWS": expert_rows, "X_ROW_DIV": 1,
                   "UNION": True, "X_SLOT": batch * k if per_slot_x else 0, "Y_SLOT": split * batch * n}
     return TilePlan(t.size, reads=reads, writes={"y": ((s * split + c, 1), ALL, (r * tile_rows, tile_rows))},
                     scalars={"N": n, "B": batch}, constexprs=constexprs, cost=one.cost)
