@@ -69,8 +69,9 @@ _LAYER_OP = re.compile(r"L(\d+)\.(.+)")
 
 def op_bytes(config, context: int, batch: int = 1, itemsize: int = 2) -> dict[str, int]:
     """Bytes each op of one layer reads from memory (by op name after ``L{i}.``), and the lm_head's; of a
-    mixture-of-experts layer the router and the experts the step routes to: at batch B the expected union of the rows'
-    under uniform routing, as ``megagen bench``'s floor counts them (megagen streams each once, ``moe.expert_union``)."""
+    mixture-of-experts layer the router and the experts the step routes to: at batch B the expected union of the
+    rows' under uniform routing, as ``megagen bench``'s floor counts them (megagen streams each once,
+    ``moe.expert_union``)."""
     hidden, inter = config.hidden_size, config.intermediate_size
     heads, kv = config.num_attention_heads, config.num_key_value_heads
     d = getattr(config, "head_dim", None) or hidden // heads

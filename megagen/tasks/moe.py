@@ -341,7 +341,8 @@ def _expert_plan(w, x, ids, y, x2=None, norm_w=None, eps=1e-6, row0=0, rows=None
 
 
 def _slot_grid(one, slots: int):
-    """The tiles of ``slots`` slots of linear.py's plan ``one`` each, slot by slot: (tile ids, slot, row tile, K chunk)."""
+    """The tiles of ``slots`` slots of linear.py's plan ``one`` each, slot by slot: (tile ids, slots, row tiles, K
+    chunks)."""
     per_slot, row_tiles = one.num_tiles, one.constexprs["ROW_TILES"]
     t = tile_arange(slots * per_slot)
     s, sub = t // per_slot, t % per_slot
